@@ -1,0 +1,54 @@
+// The canonical metric dictionary (data/metrics.yaml, embedded at build time): canonical names with unit and
+// aggregation, the alias tables of each framework, and the fields that carry step, time and run id.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "rldk/result.h"
+
+namespace rldk {
+
+struct MetricInfo {
+  std::string name;
+  std::string unit;
+  std::string aggregation;
+  std::string description;
+  std::map<std::string, std::vector<std::string>> aliases;  // framework -> raw names
+};
+
+enum class FieldRole { metric, step, time, run_id, ignored };
+
+class MetricDictionary {
+ public:
+  // The built-in dictionary. Parsed once, on first use.
+  static const MetricDictionary& builtin();
+  // Parses a dictionary from YAML text; `origin` names it in error messages.
+  static Result<std::shared_ptr<MetricDictionary>> from_yaml(std::string_view text, const std::string& origin);
+
+  // The canonical name for a raw metric name (see the lookup order in data/metrics.yaml).
+  std::string canonical_name(std::string_view raw) const;
+  // The role a key plays in a wide record: a metric, or the step / time / run-id field.
+  FieldRole role_of(std::string_view key) const;
+  // Info for a canonical name, or for a raw alias of one; nullptr when unknown.
+  const MetricInfo* find(std::string_view name) const;
+  const std::vector<MetricInfo>& metrics() const { return metrics_; }
+  // Position in the step-key priority list (lower wins), for records that carry several step-like keys.
+  int step_key_priority(std::string_view key) const;
+
+ private:
+  std::vector<MetricInfo> metrics_;
+  std::unordered_map<std::string, size_t> by_name_;   // canonical name -> index
+  std::unordered_map<std::string, size_t> by_alias_;  // raw alias -> index
+  std::vector<std::string> step_keys_;
+  std::set<std::string, std::less<>> time_keys_;
+  std::set<std::string, std::less<>> run_id_keys_;
+  std::set<std::string, std::less<>> ignored_keys_;
+};
+
+}  // namespace rldk

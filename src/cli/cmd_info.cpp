@@ -1,0 +1,63 @@
+// rldk info SRC...: what is in a run log, as rldk reads it.
+#include <cstdio>
+
+#include "commands.h"
+#include "rldk/report.h"
+#include "rldk/summary.h"
+
+namespace rldk::cli {
+namespace {
+
+struct InfoOptions {
+  std::vector<std::string> sources;
+  bool json = false;
+  bool raw_names = false;
+  std::string run_id;
+};
+
+int run_info(const InfoOptions& opts) {
+  ReadOptions read;
+  read.canonicalize = !opts.raw_names;
+  read.run_id = opts.run_id;
+  std::vector<RunSummary> runs;
+  Json errors = Json::Array{};
+  int code = EXIT_OK;
+  for (const auto& source : opts.sources) {
+    auto summaries = summarize_source(source, read);
+    if (!summaries.ok()) {
+      std::fprintf(stderr, "rldk info: %s\n", to_string(summaries.error()).c_str());
+      Json e;
+      e["source"] = source;
+      e["message"] = summaries.error().message;
+      errors.push_back(e);
+      code = EXIT_INPUT_ERROR;
+      continue;
+    }
+    for (auto& s : summaries.value()) runs.push_back(std::move(s));
+  }
+  if (opts.json) {
+    Json report = info_json(runs);
+    report["errors"] = errors;
+    std::fputs(report.dump().c_str(), stdout);
+  } else if (!runs.empty()) {
+    std::fputs(info_text(runs).c_str(), stdout);
+  }
+  return code;
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<InfoOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "info", "Show what a run log holds: detected format, run id, step range, restarts, and per metric the count, "
+              "min, max, last value and non-finite count.");
+  cmd->add_option("sources", opts->sources, "Run logs: files (gzip/zstd too), folders of runs, or - for stdin")
+      ->required();
+  cmd->add_flag("--json", opts->json, "Print the rldk.info/v1 JSON report instead of text");
+  cmd->add_flag("--raw-names", opts->raw_names, "Keep metric names as logged instead of canonical names");
+  cmd->add_option("--run-id", opts->run_id, "Run id for points that carry none (default: from the file name)");
+  cmd->callback([opts, &exit_code] { exit_code = run_info(*opts); });
+}
+
+}  // namespace rldk::cli

@@ -1,0 +1,103 @@
+// rldk ingest SRC... -o OUT: convert any run log to canonical long-form JSONL or wide CSV.
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "rldk/reader.h"
+#include "rldk/run_writer.h"
+
+namespace rldk::cli {
+namespace {
+
+struct IngestOptions {
+  std::vector<std::string> sources;
+  std::string output;
+  std::string format;  // jsonl | csv; default from the output's extension
+  bool raw_names = false;
+  std::string run_id;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void report_diagnostics(const Diagnostics& diagnostics) {
+  if (diagnostics.empty()) return;
+  std::fprintf(stderr, "rldk ingest: %llu problems in the input (kept going):\n",
+               static_cast<unsigned long long>(diagnostics.total()));
+  for (const auto& d : diagnostics.examples()) std::fprintf(stderr, "  %s\n", to_string(d).c_str());
+}
+
+int run_ingest(const IngestOptions& opts) {
+  std::string format = opts.format.empty() ? (ends_with(opts.output, ".csv") ? "csv" : "jsonl") : opts.format;
+  ReadOptions read;
+  read.canonicalize = !opts.raw_names;
+  read.run_id = opts.run_id;
+  bool to_stdout = opts.output == "-";
+  std::FILE* out = to_stdout ? stdout : std::fopen(opts.output.c_str(), "wb");
+  if (out == nullptr) {
+    std::fprintf(stderr, "rldk ingest: %s: cannot open for writing\n", opts.output.c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(to_stdout ? nullptr : out, &std::fclose);
+  int code = EXIT_OK;
+  if (format == "jsonl") {
+    // Streamed: memory does not grow with the input.
+    LongJsonlSink sink(out);
+    for (const auto& source : opts.sources) {
+      Diagnostics diagnostics;
+      Status status = read_source(source, read, sink, diagnostics);
+      report_diagnostics(diagnostics);
+      if (!status.ok()) {
+        std::fprintf(stderr, "rldk ingest: %s\n", to_string(status.error()).c_str());
+        code = EXIT_INPUT_ERROR;
+      }
+    }
+    if (sink.failed()) {
+      std::fprintf(stderr, "rldk ingest: %s: write failed\n", opts.output.c_str());
+      return EXIT_INPUT_ERROR;
+    }
+  } else {
+    std::vector<Run> runs;
+    for (const auto& source : opts.sources) {
+      auto read_result = read_runs(source, read);
+      if (!read_result.ok()) {
+        std::fprintf(stderr, "rldk ingest: %s\n", to_string(read_result.error()).c_str());
+        code = EXIT_INPUT_ERROR;
+        continue;
+      }
+      for (auto& run : read_result.value()) {
+        report_diagnostics(run.diagnostics);
+        runs.push_back(std::move(run));
+      }
+    }
+    Status status = write_wide_csv(runs, out);
+    if (!status.ok()) {
+      std::fprintf(stderr, "rldk ingest: %s: %s\n", opts.output.c_str(), status.error().message.c_str());
+      return EXIT_INPUT_ERROR;
+    }
+  }
+  if (std::fflush(out) != 0) {
+    std::fprintf(stderr, "rldk ingest: %s: write failed\n", opts.output.c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  return code;
+}
+
+}  // namespace
+
+void add_ingest_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<IngestOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "ingest", "Convert run logs to canonical long-form JSONL (streamed) or a wide CSV (one row per step).");
+  cmd->add_option("sources", opts->sources, "Run logs: files (gzip/zstd too), folders of runs, or - for stdin")
+      ->required();
+  cmd->add_option("-o,--output", opts->output, "Output file, or - for stdout")->required();
+  cmd->add_option("--format", opts->format, "jsonl or csv (default: from the output's extension, else jsonl)")
+      ->check(CLI::IsMember({"jsonl", "csv"}));
+  cmd->add_flag("--raw-names", opts->raw_names, "Keep metric names as logged instead of canonical names");
+  cmd->add_option("--run-id", opts->run_id, "Run id for points that carry none (default: from the file name)");
+  cmd->callback([opts, &exit_code] { exit_code = run_ingest(*opts); });
+}
+
+}  // namespace rldk::cli

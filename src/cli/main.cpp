@@ -1,0 +1,27 @@
+// rldk: the RL Debug Kit command-line tool.
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+#include "rldk/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"rldk: catch RL training failures of language models (PPO, GRPO, DPO) early, and explain them.\n"
+               "Point it at a run: a JSONL/CSV log, trainer_state.json, a trainer's console output, or a folder."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("rldk ") + rldk::VERSION);
+  int exit_code = rldk::cli::EXIT_OK;
+  rldk::cli::add_info_command(app, exit_code);
+  rldk::cli::add_ingest_command(app, exit_code);
+  rldk::cli::add_metrics_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? rldk::cli::EXIT_OK : rldk::cli::EXIT_INPUT_ERROR;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rldk: internal error: %s\n", e.what());
+    return rldk::cli::EXIT_INPUT_ERROR;
+  }
+  return exit_code;
+}

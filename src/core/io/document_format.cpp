@@ -1,0 +1,163 @@
+// Whole JSON documents: HF/TRL trainer_state.json (log_history holds train, eval and summary entries), a JSON array
+// of wide records, or a single wide object. These are small and rewritten in place by their writers, so they are
+// collected and parsed at the end rather than line by line.
+#include <algorithm>
+#include <vector>
+
+#include "io/line_format.h"
+#include "model/json_text.h"
+
+namespace rldk::io {
+namespace {
+
+constexpr size_t MAX_DOCUMENT_BYTES = size_t{1} << 31;
+
+class DocumentFormat final : public LineFormat {
+ public:
+  explicit DocumentFormat(ReadContext& context) : context_(context), records_(context) {}
+
+  void line(std::string_view text, uint64_t number) override {
+    if (text_.size() + text.size() + 1 > MAX_DOCUMENT_BYTES) {
+      if (!too_large_) context_.diagnose("document_too_large", number, "JSON document over 2 GiB; the rest is ignored");
+      too_large_ = true;
+      return;
+    }
+    line_starts_.push_back(text_.size());
+    first_line_ = line_starts_.size() == 1 ? number : first_line_;
+    text_.append(text);
+    text_.push_back('\n');
+  }
+
+  void finish() override {
+    LenientParser parser(text_);
+    char c = parser.peek();
+    if (c == '[') {
+      kind_ = "array of records";
+      parse_array(parser, "");
+    } else if (c == '{') {
+      parse_object(parser);
+    } else {
+      context_.diagnose("malformed_json", line_at(parser.offset()), "expected a JSON object or array");
+      return;
+    }
+    if (!parser.error().message.empty()) fail_at(parser.error().offset, parser.error().message);
+  }
+
+  void fail_at(size_t offset, const std::string& message) {
+    context_.diagnose("malformed_json", line_at(offset),
+                      "malformed JSON: " + message + "; entries before it were kept");
+  }
+
+  std::string detail() const override {
+    if (kind_ == "trainer_state") {
+      return "json document (trainer_state: " + std::to_string(train_) + " train, " + std::to_string(eval_) +
+             " eval, " + std::to_string(summary_) + " summary entries)";
+    }
+    return "json document (" + kind_ + ")";
+  }
+
+ private:
+  uint64_t line_at(size_t offset) const {
+    auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+    return first_line_ + static_cast<uint64_t>(it - line_starts_.begin()) - 1;
+  }
+
+  // Top-level object: trainer_state.json when it has log_history, otherwise one wide record.
+  void parse_object(LenientParser& parser) {
+    LenientParser probe(text_);
+    bool has_history = text_.find("\"log_history\"") != std::string::npos;
+    if (!has_history) {
+      kind_ = "single record";
+      record_.clear();
+      if (probe.flat_object(record_)) records_.wide(record_, first_line_, 0);
+      else parser = probe;  // report the error at its place
+      return;
+    }
+    kind_ = "trainer_state";
+    parser.consume('{');
+    if (parser.consume('}')) return;
+    std::string key;
+    for (;;) {
+      if (!parser.string(key)) return;
+      if (!parser.consume(':')) return fail_at(parser.offset(), "expected ':' after a key");
+      char c = parser.peek();
+      if (key == "log_history" && c == '[') {
+        parse_array(parser, "log_history");
+      } else if (c == '{' || c == '[') {
+        if (!parser.skip_value()) return;
+      } else {
+        FlatRecord scratch;
+        ValueKind kind;
+        double number = 0;
+        std::string_view str;
+        if (!parser.scalar(scratch, kind, number, str)) return;
+        if (kind == ValueKind::string) {
+          context_.emitter.meta("", "trainer_state." + key, str);
+        } else if (kind == ValueKind::number || kind == ValueKind::boolean) {
+          context_.emitter.meta("", "trainer_state." + key, format_double(number));
+        }
+      }
+      if (parser.consume(',')) continue;
+      if (!parser.consume('}')) fail_at(parser.offset(), "expected ',' or '}'");
+      return;
+    }
+  }
+
+  void parse_array(LenientParser& parser, std::string_view what) {
+    parser.consume('[');
+    if (parser.consume(']')) return;
+    int64_t index = 0;
+    for (;;) {
+      size_t at = parser.offset();
+      parser.skip_space();
+      at = parser.offset();
+      if (parser.peek() == '{') {
+        record_.clear();
+        if (!parser.flat_object(record_)) return;
+        entry(line_at(at), index, what);
+      } else if (!parser.skip_value()) {
+        return;
+      }
+      ++index;
+      if (parser.consume(',')) continue;
+      if (!parser.consume(']')) fail_at(parser.offset(), "expected ',' or ']'");
+      return;
+    }
+  }
+
+  void entry(uint64_t line, int64_t index, std::string_view what) {
+    if (what == "log_history") {
+      bool eval = false, summary = false;
+      for (const auto& f : record_.fields) {
+        std::string_view key = record_.key(f);
+        eval = eval || key.substr(0, 5) == "eval_";
+        summary = summary || key == "train_runtime";
+      }
+      (summary ? summary_ : eval ? eval_ : train_) += 1;
+      // Entries without a step (hand-edited files) follow the previous one.
+      auto step = records_.wide(record_, line, last_step_);
+      if (step) last_step_ = *step;
+    } else {
+      records_.wide(record_, line, index);
+    }
+  }
+
+  ReadContext& context_;
+  RecordInterpreter records_;
+  FlatRecord record_;
+  std::string text_;
+  std::vector<size_t> line_starts_;
+  uint64_t first_line_ = 1;
+  bool too_large_ = false;
+  std::string kind_ = "empty";
+  uint64_t train_ = 0, eval_ = 0, summary_ = 0;
+  std::optional<int64_t> last_step_;
+};
+
+}  // namespace
+
+std::unique_ptr<LineFormat> make_document_format(ReadContext& context) {
+  return std::make_unique<DocumentFormat>(context);
+}
+
+}  // namespace rldk::io

@@ -1,0 +1,93 @@
+// A tolerant scanner for the JSON that training logs really contain: strict JSON plus what Python writes —
+// NaN/Infinity (json.dumps), single-quoted dict reprs with nan/inf/None/True/False (print(dict)), and numpy or torch
+// wrappers around numbers (np.float64(0.5), tensor(0.5)). One hand-written scanner serves JSONL lines, console dicts
+// and whole documents because strict parsers (simdjson included) reject exactly these tokens, which are the
+// interesting ones: a NaN loss is a finding, not a parse error.
+//
+// Objects are flattened on the fly: {"a": {"b": 1}} yields the leaf "a/b". Lists are skipped (training logs put
+// histograms and tables there, not scalars) and counted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rldk::io {
+
+enum class ValueKind : uint8_t { number, string, null, boolean };
+
+struct FlatField {
+  uint32_t key_begin;  // into FlatRecord::text (the arena)
+  uint32_t key_len;
+  uint32_t depth;      // 0 for top-level keys
+  ValueKind kind;
+  double number;       // number, or 0/1 for booleans
+  uint32_t str_begin;  // string values, into the arena
+  uint32_t str_len;
+};
+
+// Scratch space reused across records so that a steady stream of lines allocates nothing.
+struct FlatRecord {
+  std::vector<FlatField> fields;
+  std::string arena;
+  uint32_t skipped_lists = 0;
+
+  void clear() {
+    fields.clear();
+    arena.clear();
+    skipped_lists = 0;
+  }
+  std::string_view key(const FlatField& f) const { return {arena.data() + f.key_begin, f.key_len}; }
+  std::string_view str(const FlatField& f) const { return {arena.data() + f.str_begin, f.str_len}; }
+};
+
+struct ParseError {
+  size_t offset = 0;
+  std::string message;
+};
+
+// A cursor over text; methods return false and fill error() on malformed input. Nesting is limited (MAX_DEPTH) so
+// hostile input cannot exhaust the stack.
+class LenientParser {
+ public:
+  static constexpr int MAX_DEPTH = 64;
+
+  explicit LenientParser(std::string_view text) : text_(text) {}
+
+  // Parses an object at the cursor and appends its leaves to `out` (keys prefixed with `prefix` + '/').
+  bool flat_object(FlatRecord& out, std::string_view prefix = {});
+  // Parses a scalar or a wrapped scalar at the cursor (a verl "key:value" value, a CSV cell). Lists and objects are
+  // rejected.
+  bool scalar(FlatRecord& out, ValueKind& kind, double& number, std::string_view& str);
+  bool skip_value();
+  bool string(std::string& out);
+  void skip_space();
+  bool at_end() const { return pos_ >= text_.size(); }
+  bool consume(char c);  // skips space, then consumes `c` if it is next
+  char peek();           // next non-space char, or '\0' at end
+  size_t offset() const { return pos_; }
+  const ParseError& error() const { return error_; }
+
+ private:
+  bool fail(std::string message);
+  bool object_into(FlatRecord& out, uint32_t prefix_begin, uint32_t prefix_len, uint32_t depth);
+  bool value_into(FlatRecord& out, uint32_t key_begin, uint32_t key_len, uint32_t depth);
+  bool string_into(std::string& arena, uint32_t& begin, uint32_t& len);
+  bool number_or_word(FlatRecord& out, ValueKind& kind, double& number, uint32_t& str_begin, uint32_t& str_len,
+                      int depth);
+  bool skip_value_at(int depth);
+
+  std::string_view text_;
+  size_t pos_ = 0;
+  ParseError error_;
+};
+
+// Parses a whole line or text that must hold exactly one object (trailing space allowed).
+bool parse_flat_object(std::string_view text, FlatRecord& out, ParseError& error);
+
+// Parses a number as Python prints it: JSON numbers, nan/NaN, inf/Infinity with sign, and "1e-05"-style forms.
+// Returns false for anything else (including an empty string).
+bool parse_number(std::string_view text, double& value);
+
+}  // namespace rldk::io

@@ -1,0 +1,108 @@
+#include "io/source_files.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace rldk::io {
+namespace {
+
+const std::set<std::string> LOG_EXTENSIONS = {".jsonl", ".ndjson", ".csv", ".tsv", ".log", ".txt", ".out", ".err"};
+const std::set<std::string> GENERIC_STEMS = {"trainer_state", "metrics", "progress", "events", "log", "logs",
+                                             "train", "training", "output", "stdout", "stderr", "console",
+                                             "history", "run", "debug", "scalars"};
+
+// "a/b/run1.jsonl.gz" -> ("run1", ".jsonl")
+std::pair<std::string, std::string> stem_and_extension(const fs::path& p) {
+  std::string name = p.filename().string();
+  for (std::string z : {".gz", ".zst", ".zstd"}) {
+    if (name.size() > z.size() && name.compare(name.size() - z.size(), z.size(), z) == 0) {
+      name.resize(name.size() - z.size());
+      break;
+    }
+  }
+  size_t dot = name.find_last_of('.');
+  if (dot == std::string::npos || dot == 0) return {name, ""};
+  std::string ext = name.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return {name.substr(0, dot), ext};
+}
+
+bool is_checkpoint_dir(const std::string& name, long& number) {
+  if (name.rfind("checkpoint-", 0) != 0 || name.size() == 11) return false;
+  number = 0;
+  for (size_t i = 11; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    number = number * 10 + (name[i] - '0');
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string default_run_id(const std::string& path) {
+  if (path == "-") return "stdin";
+  fs::path p(path);
+  auto [stem, ext] = stem_and_extension(p);
+  if (!GENERIC_STEMS.count(stem)) return stem;
+  fs::path parent = fs::absolute(p).lexically_normal().parent_path();
+  long n = 0;
+  if (is_checkpoint_dir(parent.filename().string(), n)) parent = parent.parent_path();
+  std::string name = parent.filename().string();
+  return name.empty() ? stem : name;
+}
+
+Result<std::vector<std::string>> list_source_files(const std::string& path) {
+  if (path == "-") return std::vector<std::string>{"-"};
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      return Error{ErrorCode::unreadable, "cannot access: " + ec.message(), path};
+    }
+    return Error{ErrorCode::not_found, "no such file or directory", path};
+  }
+  if (!fs::is_directory(status)) return std::vector<std::string>{path};
+
+  std::vector<std::string> files;
+  // trainer_state.json per run root: the top-level copy (-1) or the newest checkpoint-N.
+  std::map<std::string, std::pair<long, std::string>> trainer_states;
+  fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
+  if (ec) return Error{ErrorCode::unreadable, "cannot list directory: " + ec.message(), path};
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) return Error{ErrorCode::unreadable, "cannot list directory: " + ec.message(), path};
+    const fs::path& p = it->path();
+    std::string name = p.filename().string();
+    if (name.empty() || name[0] == '.' || name == "__pycache__" || name == "node_modules") {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec)) continue;
+    auto [stem, ext] = stem_and_extension(p);
+    if (stem == "trainer_state" && ext == ".json") {
+      fs::path root = p.parent_path();
+      long n = -1;
+      if (is_checkpoint_dir(root.filename().string(), n)) root = root.parent_path();
+      else n = -1;
+      auto& best = trainer_states[root.string()];
+      bool better = best.second.empty() || (n == -1) || (best.first != -1 && n > best.first);
+      if (better) best = {n, p.string()};
+      continue;
+    }
+    if (LOG_EXTENSIONS.count(ext)) files.push_back(p.string());
+  }
+  for (auto& [root, choice] : trainer_states) files.push_back(choice.second);
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    return Error{ErrorCode::unrecognized,
+                 "no run logs found in this directory (looked for .jsonl, .csv, .tsv, .log, .txt and "
+                 "trainer_state.json, also gzip/zstd compressed)",
+                 path};
+  }
+  return files;
+}
+
+}  // namespace rldk::io

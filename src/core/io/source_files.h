@@ -1,0 +1,20 @@
+// Which files a source path stands for, and what run id a file gets by default.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rldk/result.h"
+
+namespace rldk::io {
+
+// A file: itself. "-": stdin. A directory: the run logs under it, recursively, sorted; hidden folders skipped;
+// JSON documents only as trainer_state.json, and of a trainer's checkpoint-N copies only the newest (or the
+// top-level one when it exists), since each holds the same history up to its step.
+Result<std::vector<std::string>> list_source_files(const std::string& path);
+
+// The file stem without extensions; for generic names (trainer_state.json, metrics.jsonl, progress.csv, ...)
+// the name of the folder that holds it (skipping a checkpoint-N folder).
+std::string default_run_id(const std::string& path);
+
+}  // namespace rldk::io

@@ -1,0 +1,132 @@
+#include <cstring>
+
+#include "io/line_format.h"
+#include "io/point_emitter.h"
+#include "io/records.h"
+#include "rldk/reader.h"
+
+namespace rldk {
+
+std::string format_name(Format format) {
+  switch (format) {
+    case Format::unknown: return "unknown";
+    case Format::jsonl: return "jsonl";
+    case Format::json_document: return "json";
+    case Format::csv: return "csv";
+    case Format::tsv: return "tsv";
+    case Format::console: return "console";
+  }
+  return "unknown";
+}
+
+namespace {
+// A longer "line" is not a log line (binary data, a file without newlines); it is skipped, not buffered forever.
+constexpr size_t MAX_LINE_BYTES = size_t{64} << 20;
+}  // namespace
+
+class StreamReaderImpl {
+ public:
+  StreamReaderImpl(SourceInfo source, const ReadOptions& options, PointSink& sink, Diagnostics& diagnostics)
+      : path_(source.path),
+        emitter_(std::move(source), options, sink),
+        context_{emitter_, diagnostics, path_} {}
+
+  void feed(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const void* nl = std::memchr(bytes.data(), '\n', bytes.size());
+      if (nl == nullptr) {
+        append_partial(bytes);
+        return;
+      }
+      size_t len = static_cast<size_t>(static_cast<const char*>(nl) - bytes.data());
+      if (pending_.empty() && !skipping_) {
+        complete_line(bytes.substr(0, len));
+      } else {
+        append_partial(bytes.substr(0, len));
+        if (skipping_) {
+          ++line_;  // the skipped line still counts
+        } else {
+          complete_line(pending_);
+        }
+        pending_.clear();
+        skipping_ = false;
+      }
+      bytes.remove_prefix(len + 1);
+    }
+  }
+
+  void finish() {
+    if (!pending_.empty() && !skipping_) complete_line(pending_);
+    pending_.clear();
+    if (parser_) {
+      parser_->finish();
+      emitter_.meta_all("format_detail", parser_->detail());
+    }
+  }
+
+  Format format() const { return format_; }
+  std::string detail() const { return parser_ ? parser_->detail() : format_name(format_); }
+  uint64_t points() const { return emitter_.points(); }
+  uint32_t runs() const { return emitter_.runs(); }
+  uint64_t lines() const { return line_; }
+  bool binary() const { return binary_; }
+
+ private:
+  void append_partial(std::string_view bytes) {
+    if (skipping_) return;
+    if (pending_.size() + bytes.size() > MAX_LINE_BYTES) {
+      context_.diagnose("line_too_long", line_ + 1, "line longer than 64 MiB; skipped");
+      pending_.clear();
+      skipping_ = true;
+      return;
+    }
+    pending_.append(bytes);
+  }
+
+  void complete_line(std::string_view text) {
+    ++line_;
+    if (binary_) return;
+    if (!parser_) {
+      if (line_ == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte-order mark
+      if (std::memchr(text.data(), '\0', text.size()) != nullptr) {
+        binary_ = true;  // NUL bytes before any record: not a text log
+        return;
+      }
+      format_ = io::sniff_format(text, path_);
+      if (format_ == Format::unknown) return;  // blank lines before the first content
+      emitter_.set_format(format_name(format_));
+      switch (format_) {
+        case Format::jsonl: parser_ = io::make_jsonl_format(context_); break;
+        case Format::json_document: parser_ = io::make_document_format(context_); break;
+        case Format::csv: parser_ = io::make_csv_format(context_, ','); break;
+        case Format::tsv: parser_ = io::make_csv_format(context_, '\t'); break;
+        default: parser_ = io::make_console_format(context_); break;
+      }
+    }
+    parser_->line(text, line_);
+  }
+
+  std::string path_;
+  io::PointEmitter emitter_;
+  io::ReadContext context_;
+  std::unique_ptr<io::LineFormat> parser_;
+  Format format_ = Format::unknown;
+  std::string pending_;
+  bool skipping_ = false;
+  bool binary_ = false;
+  uint64_t line_ = 0;
+};
+
+StreamReader::StreamReader(SourceInfo source, const ReadOptions& options, PointSink& sink, Diagnostics& diagnostics)
+    : impl_(std::make_unique<StreamReaderImpl>(std::move(source), options, sink, diagnostics)) {}
+StreamReader::~StreamReader() = default;
+void StreamReader::feed(std::string_view bytes) { impl_->feed(bytes); }
+void StreamReader::finish() { impl_->finish(); }
+Format StreamReader::format() const { return impl_->format(); }
+std::string StreamReader::format_detail() const { return impl_->detail(); }
+uint64_t StreamReader::points() const { return impl_->points(); }
+uint32_t StreamReader::runs() const { return impl_->runs(); }
+uint64_t StreamReader::lines() const { return impl_->lines(); }
+bool StreamReader::binary() const { return impl_->binary(); }
+
+}  // namespace rldk

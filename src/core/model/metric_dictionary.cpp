@@ -1,0 +1,130 @@
+#include "rldk/metric_dictionary.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "model/embedded_data.h"
+
+namespace rldk {
+
+std::string_view embedded_file(std::string_view path) {
+  for (const auto& f : embedded_files()) {
+    if (f.path == path) return f.text;
+  }
+  return {};
+}
+
+namespace {
+
+std::vector<std::string> string_list(const YAML::Node& node) {
+  std::vector<std::string> out;
+  if (!node) return out;
+  for (const auto& item : node) out.push_back(item.as<std::string>());
+  return out;
+}
+
+std::string_view strip_prefix(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix ? s.substr(prefix.size()) : std::string_view{};
+}
+
+}  // namespace
+
+Result<std::shared_ptr<MetricDictionary>> MetricDictionary::from_yaml(std::string_view text,
+                                                                     const std::string& origin) {
+  auto dict = std::make_shared<MetricDictionary>();
+  try {
+    YAML::Node root = YAML::Load(std::string(text));
+    YAML::Node fields = root["fields"];
+    dict->step_keys_ = string_list(fields["step"]);
+    for (auto& k : string_list(fields["time"])) dict->time_keys_.insert(k);
+    for (auto& k : string_list(fields["run_id"])) dict->run_id_keys_.insert(k);
+    for (auto& k : string_list(fields["ignored"])) dict->ignored_keys_.insert(k);
+    for (const auto& node : root["metrics"]) {
+      MetricInfo info;
+      info.name = node["name"].as<std::string>();
+      info.unit = node["unit"].as<std::string>();
+      info.aggregation = node["aggregation"].as<std::string>();
+      info.description = node["description"].as<std::string>();
+      size_t index = dict->metrics_.size();
+      if (!dict->by_name_.emplace(info.name, index).second) {
+        return Error{ErrorCode::invalid_argument, "canonical metric '" + info.name + "' is defined twice", origin};
+      }
+      for (const auto& framework : node["aliases"]) {
+        auto names = string_list(framework.second);
+        for (const auto& alias : names) {
+          auto [it, inserted] = dict->by_alias_.emplace(alias, index);
+          if (!inserted && it->second != index) {
+            return Error{ErrorCode::invalid_argument,
+                         "alias '" + alias + "' is claimed by both '" + dict->metrics_[it->second].name + "' and '" +
+                             info.name + "'",
+                         origin};
+          }
+        }
+        info.aliases[framework.first.as<std::string>()] = std::move(names);
+      }
+      dict->metrics_.push_back(std::move(info));
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{ErrorCode::invalid_argument,
+                 "invalid metric dictionary: " + std::string(e.what()),
+                 origin};
+  }
+  // A canonical name used as a raw alias elsewhere would make lookups depend on order.
+  for (const auto& [alias, index] : dict->by_alias_) {
+    auto it = dict->by_name_.find(alias);
+    if (it != dict->by_name_.end() && it->second != index) {
+      return Error{ErrorCode::invalid_argument,
+                   "alias '" + alias + "' of '" + dict->metrics_[index].name + "' is itself a canonical name", origin};
+    }
+  }
+  return dict;
+}
+
+const MetricDictionary& MetricDictionary::builtin() {
+  static const std::shared_ptr<MetricDictionary> dict = [] {
+    auto parsed = from_yaml(embedded_file("metrics.yaml"), "data/metrics.yaml");
+    // The embedded file is checked by the unit tests; failing here means the build embedded a broken file.
+    if (!parsed.ok()) throw std::runtime_error(to_string(parsed.error()));
+    return parsed.value();
+  }();
+  return *dict;
+}
+
+const MetricInfo* MetricDictionary::find(std::string_view name) const {
+  std::string key(name);
+  if (auto it = by_name_.find(key); it != by_name_.end()) return &metrics_[it->second];
+  if (auto it = by_alias_.find(key); it != by_alias_.end()) return &metrics_[it->second];
+  return nullptr;
+}
+
+std::string MetricDictionary::canonical_name(std::string_view raw) const {
+  if (const MetricInfo* info = find(raw)) return info->name;
+  // HF's rewrite_logs and OpenRLHF's W&B/TensorBoard loggers put every training key under train/.
+  if (std::string_view rest = strip_prefix(raw, "train/"); !rest.empty()) {
+    if (const MetricInfo* info = find(rest)) return info->name;
+  }
+  // Evaluation and test variants get their own namespace, keyed by the name under the prefix.
+  for (auto [prefix, ns] : {std::pair{"eval_", "eval/"}, std::pair{"eval/", "eval/"}, std::pair{"test_", "test/"},
+                            std::pair{"test/", "test/"}}) {
+    std::string_view rest = strip_prefix(raw, prefix);
+    if (!rest.empty()) return std::string(ns) + std::string(rest);
+  }
+  return std::string(raw);
+}
+
+FieldRole MetricDictionary::role_of(std::string_view key) const {
+  if (step_key_priority(key) >= 0) return FieldRole::step;
+  if (time_keys_.count(key)) return FieldRole::time;
+  if (run_id_keys_.count(key)) return FieldRole::run_id;
+  if (ignored_keys_.count(key)) return FieldRole::ignored;
+  return FieldRole::metric;
+}
+
+int MetricDictionary::step_key_priority(std::string_view key) const {
+  auto it = std::find(step_keys_.begin(), step_keys_.end(), key);
+  return it == step_keys_.end() ? -1 : static_cast<int>(it - step_keys_.begin());
+}
+
+}  // namespace rldk

@@ -1,0 +1,160 @@
+#include <cmath>
+#include <cstdio>
+
+#include "rldk/report.h"
+
+namespace rldk {
+namespace {
+
+std::string short_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", v);
+  return buffer;
+}
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+Json segments_json(const std::vector<Segment>& segments) {
+  Json out = Json::Array{};
+  for (const auto& s : segments) {
+    Json seg;
+    seg["index"] = s.index;
+    seg["first_step"] = s.first_step;
+    seg["last_step"] = s.last_step;
+    seg["start_line"] = s.start_line;
+    out.push_back(seg);
+  }
+  return out;
+}
+
+}  // namespace
+
+Json diagnostics_json(const Diagnostics& diagnostics) {
+  Json out;
+  out["total"] = diagnostics.total();
+  Json counts = Json::Object{};
+  for (const auto& [kind, count] : diagnostics.counts()) counts[kind] = count;
+  out["counts"] = counts;
+  Json examples = Json::Array{};
+  for (const auto& d : diagnostics.examples()) {
+    Json e;
+    e["kind"] = d.kind;
+    e["file"] = d.file;
+    e["line"] = d.line;
+    e["message"] = d.message;
+    examples.push_back(e);
+  }
+  out["examples"] = examples;
+  return out;
+}
+
+Json info_json(const std::vector<RunSummary>& runs) {
+  Json root;
+  root["schema"] = INFO_SCHEMA;
+  Json list = Json::Array{};
+  for (const auto& run : runs) {
+    Json r;
+    r["run_id"] = run.run_id;
+    r["source"] = run.source.path;
+    r["format"] = run.source.format;
+    auto detail = run.meta.find("format_detail");
+    r["format_detail"] = detail == run.meta.end() ? run.source.format : detail->second;
+    r["compression"] = run.source.compression.empty() ? Json() : Json(run.source.compression);
+    r["points"] = run.points;
+    r["first_step"] = run.first_step;
+    r["last_step"] = run.last_step;
+    r["segments"] = segments_json(run.segments);
+    Json meta = Json::Object{};
+    for (const auto& [k, v] : run.meta) {
+      if (k != "format_detail") meta[k] = v;
+    }
+    r["meta"] = meta;
+    Json metrics = Json::Object{};
+    for (const auto& [name, m] : run.metrics) {
+      Json j;
+      j["count"] = m.count;
+      j["non_finite"] = m.non_finite;
+      j["min"] = std::isnan(m.min) ? Json() : Json(m.min);
+      j["max"] = std::isnan(m.max) ? Json() : Json(m.max);
+      j["last"] = m.last;
+      j["first_step"] = m.first_step;
+      j["last_step"] = m.last_step;
+      if (m.non_finite > 0) {
+        Json where;
+        where["step"] = m.first_non_finite_step;
+        where["line"] = m.first_non_finite_line;
+        j["first_non_finite"] = where;
+      }
+      Json raw = Json::Array{};
+      for (const auto& n : m.raw_names) raw.push_back(n);
+      j["raw_names"] = raw;
+      metrics[name] = j;
+    }
+    r["metrics"] = metrics;
+    r["diagnostics"] = diagnostics_json(run.diagnostics);
+    list.push_back(r);
+  }
+  root["runs"] = list;
+  return root;
+}
+
+std::string info_text(const std::vector<RunSummary>& runs) {
+  std::string out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunSummary& run = runs[i];
+    if (i > 0) out += "\n";
+    out += "run " + run.run_id + "  (" + run.source.path + ")\n";
+    auto detail = run.meta.find("format_detail");
+    std::string format = detail == run.meta.end() ? run.source.format : detail->second;
+    if (!run.source.compression.empty()) format += ", " + run.source.compression + " compressed";
+    out += "  format    " + format + "\n";
+    out += "  steps     " + std::to_string(run.first_step) + " .. " + std::to_string(run.last_step) + "  (" +
+           std::to_string(run.points) + " points, " + std::to_string(run.metrics.size()) + " metrics)\n";
+    if (run.segments.size() > 1) {
+      out += "  segments  " + std::to_string(run.segments.size()) + " (steps went backwards: a restart or resume)\n";
+      for (const auto& s : run.segments) {
+        out += "            #" + std::to_string(s.index) + "  steps " + std::to_string(s.first_step) + " .. " +
+               std::to_string(s.last_step);
+        if (s.start_line > 0) out += "  from line " + std::to_string(s.start_line);
+        out += "\n";
+      }
+    }
+    auto step_source = run.meta.find("step_source");
+    if (step_source != run.meta.end()) out += "  step      taken from the " + step_source->second + "\n";
+    size_t width = 6;
+    for (const auto& [name, m] : run.metrics) width = std::max(width, name.size());
+    out += "\n  " + pad("metric", width) + "  " + pad("count", 8) + pad("min", 13) + pad("max", 13) +
+           pad("last", 13) + "non-finite\n";
+    for (const auto& [name, m] : run.metrics) {
+      std::string nf = std::to_string(m.non_finite);
+      if (m.non_finite > 0) nf += " (first at step " + std::to_string(m.first_non_finite_step) + ")";
+      out += "  " + pad(name, width) + "  " + pad(std::to_string(m.count), 8) + pad(short_number(m.min), 13) +
+             pad(short_number(m.max), 13) + pad(short_number(m.last), 13) + nf + "\n";
+    }
+    std::string renamed;
+    for (const auto& [name, m] : run.metrics) {
+      for (const auto& raw : m.raw_names) {
+        if (raw != name) renamed += (renamed.empty() ? "" : ", ") + raw + " -> " + name;
+      }
+    }
+    if (!renamed.empty()) out += "\n  canonical names: " + renamed + "\n";
+    if (!run.diagnostics.empty()) {
+      out += "\n  problems: " + std::to_string(run.diagnostics.total()) + " (";
+      bool first = true;
+      for (const auto& [kind, count] : run.diagnostics.counts()) {
+        out += (first ? "" : ", ") + kind + " " + std::to_string(count);
+        first = false;
+      }
+      out += ")\n";
+      for (const auto& d : run.diagnostics.examples()) out += "    " + to_string(d) + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace rldk
