@@ -19,7 +19,13 @@
 
 namespace rldk {
 
+// Formats a reader can detect. The JSONL family is decided per line (long-form event, wide record, verl record).
+enum class Format { unknown, jsonl, json_document, csv, tsv, console };
+std::string format_name(Format format);
+
 struct ReadOptions {
+  // The format to read; unknown means detect it from the content.
+  Format format = Format::unknown;
   // Run id for points that carry none. Empty: derived from the path (file stem, or the parent directory's name for
   // generic file names such as trainer_state.json or metrics.jsonl).
   std::string run_id;
@@ -49,9 +55,6 @@ class PointSink {
   virtual void on_meta(uint32_t run, const std::string& key, const std::string& value) = 0;
 };
 
-// Formats a reader can detect. The JSONL family is decided per line (long-form event, wide record, verl record).
-enum class Format { unknown, jsonl, json_document, csv, tsv, console };
-std::string format_name(Format format);
 
 class StreamReaderImpl;
 
@@ -88,6 +91,10 @@ Result<std::vector<Run>> read_runs(const std::string& path, const ReadOptions& o
 // Builds Run objects from points: the materialising sink behind read_runs.
 class RunBuilder : public PointSink {
  public:
+  RunBuilder();
+  ~RunBuilder() override;
+  RunBuilder(RunBuilder&&) noexcept;
+  RunBuilder& operator=(RunBuilder&&) noexcept;
   void on_run(uint32_t run, const std::string& run_id, const SourceInfo& source) override;
   void on_metric(uint32_t run, uint32_t metric, const std::string& canonical_name) override;
   void on_raw_name(uint32_t run, const std::string& raw_name, const std::string& canonical_name) override;

@@ -88,8 +88,13 @@ class ConsoleFormat final : public LineFormat {
     if (size_t at = s.find("global_step "); at != std::string_view::npos && openrlhf_eval(s.substr(at + 12), number)) {
       return;
     }
-    if (s.front() == '{' && s.back() == '}') {
-      hf_dict(s, number);
+    if (s.front() == '{' && s.size() > 1 && (s[1] == '\'' || s[1] == '"')) {
+      hf_dict(s, number);  // a dict line; reported if malformed
+      return;
+    }
+    // Captured output often has the dict glued to a tqdm bar that ended without a newline: "...it/s]{'loss': ...}".
+    if (size_t brace = s.find("{'"); brace != std::string_view::npos && s.back() == '}') {
+      hf_dict(s.substr(brace), number);
       return;
     }
     if (s.find('=') != std::string_view::npos && s.find("%|") == std::string_view::npos) key_values(s, number);

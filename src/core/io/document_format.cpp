@@ -43,9 +43,11 @@ class DocumentFormat final : public LineFormat {
     if (!parser.error().message.empty()) fail_at(parser.error().offset, parser.error().message);
   }
 
-  void fail_at(size_t offset, const std::string& message) {
+  // Reports a structural error found outside the scanner; returns false so callers can `return fail_at(...)`.
+  bool fail_at(size_t offset, const std::string& message) {
     context_.diagnose("malformed_json", line_at(offset),
                       "malformed JSON: " + message + "; entries before it were kept");
+    return false;
   }
 
   std::string detail() const override {
@@ -63,34 +65,37 @@ class DocumentFormat final : public LineFormat {
   }
 
   // Top-level object: trainer_state.json when it has log_history, otherwise one wide record.
-  void parse_object(LenientParser& parser) {
+  bool parse_object(LenientParser& parser) {
     LenientParser probe(text_);
     bool has_history = text_.find("\"log_history\"") != std::string::npos;
     if (!has_history) {
       kind_ = "single record";
       record_.clear();
-      if (probe.flat_object(record_)) records_.wide(record_, first_line_, 0);
-      else parser = probe;  // report the error at its place
-      return;
+      if (probe.flat_object(record_)) {
+        records_.wide(record_, first_line_, 0);
+        return true;
+      }
+      parser = probe;  // report the error at its place
+      return false;
     }
     kind_ = "trainer_state";
     parser.consume('{');
-    if (parser.consume('}')) return;
+    if (parser.consume('}')) return true;
     std::string key;
     for (;;) {
-      if (!parser.string(key)) return;
+      if (!parser.string(key)) return false;
       if (!parser.consume(':')) return fail_at(parser.offset(), "expected ':' after a key");
       char c = parser.peek();
       if (key == "log_history" && c == '[') {
-        parse_array(parser, "log_history");
+        if (!parse_array(parser, "log_history")) return false;
       } else if (c == '{' || c == '[') {
-        if (!parser.skip_value()) return;
+        if (!parser.skip_value()) return false;
       } else {
         FlatRecord scratch;
         ValueKind kind;
         double number = 0;
         std::string_view str;
-        if (!parser.scalar(scratch, kind, number, str)) return;
+        if (!parser.scalar(scratch, kind, number, str)) return false;
         if (kind == ValueKind::string) {
           context_.emitter.meta("", "trainer_state." + key, str);
         } else if (kind == ValueKind::number || kind == ValueKind::boolean) {
@@ -98,14 +103,13 @@ class DocumentFormat final : public LineFormat {
         }
       }
       if (parser.consume(',')) continue;
-      if (!parser.consume('}')) fail_at(parser.offset(), "expected ',' or '}'");
-      return;
+      return parser.consume('}') || fail_at(parser.offset(), "expected ',' or '}'");
     }
   }
 
-  void parse_array(LenientParser& parser, std::string_view what) {
+  bool parse_array(LenientParser& parser, std::string_view what) {
     parser.consume('[');
-    if (parser.consume(']')) return;
+    if (parser.consume(']')) return true;
     int64_t index = 0;
     for (;;) {
       size_t at = parser.offset();
@@ -113,15 +117,14 @@ class DocumentFormat final : public LineFormat {
       at = parser.offset();
       if (parser.peek() == '{') {
         record_.clear();
-        if (!parser.flat_object(record_)) return;
+        if (!parser.flat_object(record_)) return false;
         entry(line_at(at), index, what);
       } else if (!parser.skip_value()) {
-        return;
+        return false;
       }
       ++index;
       if (parser.consume(',')) continue;
-      if (!parser.consume(']')) fail_at(parser.offset(), "expected ',' or ']'");
-      return;
+      return parser.consume(']') || fail_at(parser.offset(), "expected ',' or ']'");
     }
   }
 

@@ -1,20 +1,92 @@
 #include "io/lenient_json.h"
 
+#include <array>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace rldk::io {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 // Characters of a bare token: numbers, words (nan, None, True) and dotted wrapper names (np.float64).
-bool is_token_char(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == '-' ||
-         c == '+' || c == '_';
+constexpr std::array<bool, 256> TOKEN_CHARS = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    table[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == '-' ||
+               c == '+' || c == '_';
+  }
+  return table;
+}();
+
+bool is_token_char(char c) { return TOKEN_CHARS[static_cast<unsigned char>(c)]; }
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Position of the first `quote` or backslash at or after `pos`, or text.size(). Strings in logs are short keys and
+// names, so the scan goes 16 bytes at a time where SSE2 is available (always on x86-64), never reading past the text.
+size_t find_quote_or_backslash(std::string_view text, size_t pos, char quote) {
+#if defined(__SSE2__)
+  const __m128i quotes = _mm_set1_epi8(quote);
+  const __m128i backslashes = _mm_set1_epi8('\\');
+  while (pos + 16 <= text.size()) {
+    __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + pos));
+    int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, quotes), _mm_cmpeq_epi8(chunk, backslashes)));
+    if (mask != 0) return pos + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    pos += 16;
+  }
+#endif
+  while (pos < text.size() && text[pos] != quote && text[pos] != '\\') ++pos;
+  return pos;
+}
+
+// Exact powers of ten for the fast number path: 10^22 is the largest a double holds exactly, 10^27 the largest an
+// x87 extended double does (5^27 < 2^64).
+constexpr double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                            1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+constexpr uint64_t MAX_EXACT_MANTISSA = uint64_t{1} << 53;
+#if LDBL_MANT_DIG == 64
+constexpr long double POW10_EXTENDED[] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+                                          1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+                                          1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+#endif
+
+// Converts mantissa * 10^exp10 to the nearest double when that can be done exactly and cheaply; false otherwise
+// (the caller then uses from_chars, which is always right but several times slower).
+bool decimal_to_double(uint64_t mantissa, int exp10, double& value) {
+#if FLT_EVAL_METHOD == 0
+  // Both operands exact, one correctly rounded operation: the correctly rounded result (Clinger's fast path).
+  if (mantissa <= MAX_EXACT_MANTISSA && exp10 >= -22 && exp10 <= 22) {
+    auto m = static_cast<double>(mantissa);
+    value = exp10 < 0 ? m / POW10[-exp10] : m * POW10[exp10];
+    return true;
+  }
+#if LDBL_MANT_DIG == 64
+  // 17-digit mantissas (half of what repr() prints) exceed 2^53. In x87 extended precision the mantissa (< 2^64)
+  // and 10^|exp10| (<= 10^27) are still exact, so one operation rounds once to 64 bits; rounding that to 53 bits
+  // gives the correctly rounded double unless the 64-bit result lies exactly halfway between two doubles (low 11
+  // bits 10000000000), the one case where rounding twice can differ from rounding once. That case falls back.
+  if (exp10 >= -27 && exp10 <= 27) {
+    auto m = static_cast<long double>(mantissa);
+    long double q = exp10 < 0 ? m / POW10_EXTENDED[-exp10] : m * POW10_EXTENDED[exp10];
+    uint64_t significand = 0;
+    std::memcpy(&significand, &q, sizeof(significand));  // the x87 format keeps the 64-bit significand first
+    if ((significand & 0x7FF) == 0x400) return false;
+    value = static_cast<double>(q);
+    return true;
+  }
+#endif
+#endif
+  (void)mantissa;
+  (void)exp10;
+  (void)value;
+  return false;
 }
 
 void append_utf8(std::string& out, uint32_t cp) {
@@ -96,28 +168,32 @@ bool LenientParser::fail(std::string message) {
   return false;
 }
 
-void LenientParser::skip_space() {
-  while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
-}
-
-char LenientParser::peek() {
-  skip_space();
-  return pos_ < text_.size() ? text_[pos_] : '\0';
-}
-
-bool LenientParser::consume(char c) {
-  if (peek() != c) return false;
-  ++pos_;
-  return true;
-}
-
-bool LenientParser::string_into(std::string& arena, uint32_t& begin, uint32_t& len) {
+bool LenientParser::string_into(std::string& arena, uint32_t& begin, uint32_t& len, bool contiguous) {
   char quote = text_[pos_];
-  ++pos_;
+  size_t run_begin = pos_ + 1;
+  size_t run_end = find_quote_or_backslash(text_, run_begin, quote);
+  if (run_end < text_.size() && text_[run_end] == quote) {
+    // No escapes, the usual case: reference the bytes where the text is mirrored, else copy them once.
+    pos_ = run_end + 1;
+    if (!contiguous && &arena == mirror_) {
+      begin = mirror_base_ + static_cast<uint32_t>(run_begin);
+      len = static_cast<uint32_t>(run_end - run_begin);
+      return true;
+    }
+    begin = static_cast<uint32_t>(arena.size());
+    arena.append(text_.data() + run_begin, run_end - run_begin);
+    len = static_cast<uint32_t>(run_end - run_begin);
+    return true;
+  }
+  return escaped_string_into(arena, run_begin, begin, len);
+}
+
+bool LenientParser::escaped_string_into(std::string& arena, size_t run_begin, uint32_t& begin, uint32_t& len) {
+  char quote = text_[run_begin - 1];
+  pos_ = run_begin;
   begin = static_cast<uint32_t>(arena.size());
   for (;;) {
-    size_t run = pos_;
-    while (run < text_.size() && text_[run] != quote && text_[run] != '\\') ++run;
+    size_t run = find_quote_or_backslash(text_, pos_, quote);
     arena.append(text_.data() + pos_, run - pos_);
     pos_ = run;
     if (pos_ >= text_.size()) return fail("unterminated string");
@@ -178,7 +254,54 @@ bool LenientParser::string(std::string& out) {
   if (c != '"' && c != '\'') return fail("expected a string");
   out.clear();
   uint32_t b = 0, l = 0;
-  return string_into(out, b, l);
+  return string_into(out, b, l, true);
+}
+
+// A plain decimal number (-?digits[.digits][e[+-]digits]) with at most 19 significant digits, which is what loggers
+// write almost always, converted without from_chars. Leaves the cursor alone and returns false for anything else
+// (words, wrappers, long or odd numbers), which number_or_word then reads the general way, with identical results.
+bool LenientParser::plain_number(double& number) {
+  const char* s = text_.data();
+  const size_t n = text_.size();
+  size_t p = pos_;
+  bool negative = s[p] == '-';
+  if (negative) ++p;
+  if (p >= n || !is_digit(s[p])) return false;
+  uint64_t mantissa = 0;
+  int significant = 0;
+  int exp10 = 0;
+  auto add_digit = [&](char c) {
+    auto d = static_cast<uint64_t>(c - '0');
+    significant += (mantissa != 0 || d != 0);  // leading zeros are not significant
+    mantissa = mantissa * 10 + d;
+  };
+  for (; p < n && is_digit(s[p]); ++p) add_digit(s[p]);
+  if (p < n && s[p] == '.') {
+    for (++p; p < n && is_digit(s[p]); ++p) {
+      add_digit(s[p]);
+      --exp10;
+    }
+  }
+  if (significant > 19) return false;  // the mantissa may have wrapped: from_chars decides
+  if (p < n && (s[p] == 'e' || s[p] == 'E')) {
+    ++p;
+    bool negative_exponent = p < n && s[p] == '-';
+    if (p < n && (s[p] == '-' || s[p] == '+')) ++p;
+    if (p >= n || !is_digit(s[p])) return false;
+    int e = 0;
+    for (; p < n && is_digit(s[p]); ++p) {
+      if (e > 10000) return false;
+      e = e * 10 + (s[p] - '0');
+    }
+    exp10 += negative_exponent ? -e : e;
+  }
+  // The token must end here: "1e5x", "1_000" or "0x10" are read (and rejected) by the general path.
+  if (p < n && is_token_char(s[p])) return false;
+  double value = 0.0;
+  if (mantissa != 0 && !decimal_to_double(mantissa, exp10, value)) return false;
+  number = negative ? -value : value;
+  pos_ = p;
+  return true;
 }
 
 bool LenientParser::number_or_word(FlatRecord& out, ValueKind& kind, double& number, uint32_t& str_begin,
@@ -187,9 +310,17 @@ bool LenientParser::number_or_word(FlatRecord& out, ValueKind& kind, double& num
   char c = peek();
   if (c == '"' || c == '\'') {
     kind = ValueKind::string;
-    return string_into(out.arena, str_begin, str_len);
+    return string_into(out.arena, str_begin, str_len, false);
   }
   size_t start = pos_;
+  if ((is_digit(c) || c == '-') && plain_number(number)) {
+    // "1.5(2)" reads as a wrapper named "1.5" below; keep that odd case identical rather than special.
+    if (peek() != '(') {
+      kind = ValueKind::number;
+      return true;
+    }
+    pos_ = start;
+  }
   while (pos_ < text_.size() && is_token_char(text_[pos_])) ++pos_;
   std::string_view token = text_.substr(start, pos_ - start);
   if (token.empty()) return fail(c == '\0' ? "expected a value, found the end" : "expected a value");
@@ -258,14 +389,18 @@ bool LenientParser::object_into(FlatRecord& out, uint32_t prefix_begin, uint32_t
   for (;;) {
     char c = peek();
     if (c != '"' && c != '\'') return fail(c == '\0' ? "unexpected end inside an object" : "expected a quoted key");
-    uint32_t key_begin = static_cast<uint32_t>(out.arena.size());
+    uint32_t key_begin = 0;
+    uint32_t key_len = 0;
     if (prefix_len > 0 || depth > 0) {
+      key_begin = static_cast<uint32_t>(out.arena.size());
       out.arena.append(out.arena.data() + prefix_begin, prefix_len);  // self-append is safe for std::string
       out.arena.push_back('/');
+      uint32_t b = 0, l = 0;
+      if (!string_into(out.arena, b, l, true)) return false;
+      key_len = static_cast<uint32_t>(out.arena.size() - key_begin);
+    } else if (!string_into(out.arena, key_begin, key_len, false)) {
+      return false;
     }
-    uint32_t b = 0, l = 0;
-    if (!string_into(out.arena, b, l)) return false;
-    uint32_t key_len = static_cast<uint32_t>(out.arena.size() - key_begin);
     if (!consume(':')) return fail("expected ':' after a key");
     if (!value_into(out, key_begin, key_len, depth)) return false;
     if (consume(',')) {
@@ -304,9 +439,9 @@ bool LenientParser::skip_value_at(int depth) {
       if (c == '{') {
         char q = peek();
         if (q != '"' && q != '\'') return fail("expected a quoted key");
-        std::string scratch;
+        scratch_.clear();
         uint32_t b = 0, l = 0;
-        if (!string_into(scratch, b, l)) return false;
+        if (!string_into(scratch_, b, l, true)) return false;
         if (!consume(':')) return fail("expected ':' after a key");
       }
       if (!skip_value_at(depth + 1)) return false;
@@ -330,6 +465,9 @@ bool LenientParser::skip_value() { return skip_value_at(0); }
 bool parse_flat_object(std::string_view text, FlatRecord& out, ParseError& error) {
   LenientParser parser(text);
   out.clear();
+  // One copy of the whole line, so that its keys and strings can be referenced instead of appended one by one.
+  out.arena.append(text);
+  parser.mirror_in(out.arena, 0);
   bool ok = parser.flat_object(out);
   if (ok) {
     parser.skip_space();

@@ -55,6 +55,13 @@ class LenientParser {
 
   explicit LenientParser(std::string_view text) : text_(text) {}
 
+  // Declares that `arena` holds a copy of the whole text at offset `base`. Keys and strings without escapes are then
+  // referenced there instead of being copied one by one (parse_flat_object copies a line once, which is cheaper).
+  void mirror_in(const std::string& arena, uint32_t base) {
+    mirror_ = &arena;
+    mirror_base_ = base;
+  }
+
   // Parses an object at the cursor and appends its leaves to `out` (keys prefixed with `prefix` + '/').
   bool flat_object(FlatRecord& out, std::string_view prefix = {});
   // Parses a scalar or a wrapped scalar at the cursor (a verl "key:value" value, a CSV cell). Lists and objects are
@@ -62,25 +69,46 @@ class LenientParser {
   bool scalar(FlatRecord& out, ValueKind& kind, double& number, std::string_view& str);
   bool skip_value();
   bool string(std::string& out);
-  void skip_space();
+  // Inline: called around every token, and almost always there is no space to skip.
+  void skip_space() {
+    while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
+  }
   bool at_end() const { return pos_ >= text_.size(); }
-  bool consume(char c);  // skips space, then consumes `c` if it is next
-  char peek();           // next non-space char, or '\0' at end
+  // Skips space, then consumes `c` if it is next.
+  bool consume(char c) {
+    if (peek() != c) return false;
+    ++pos_;
+    return true;
+  }
+  // Next non-space char, or '\0' at end.
+  char peek() {
+    skip_space();
+    return pos_ < text_.size() ? text_[pos_] : '\0';
+  }
   size_t offset() const { return pos_; }
   const ParseError& error() const { return error_; }
 
  private:
+  static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
   bool fail(std::string message);
   bool object_into(FlatRecord& out, uint32_t prefix_begin, uint32_t prefix_len, uint32_t depth);
   bool value_into(FlatRecord& out, uint32_t key_begin, uint32_t key_len, uint32_t depth);
-  bool string_into(std::string& arena, uint32_t& begin, uint32_t& len);
+  // Reads the string at the cursor into `arena` ([begin, begin + len)). With `contiguous` the bytes are always
+  // appended (a key after its prefix); otherwise an escape-free string of a mirrored text is referenced in place.
+  bool string_into(std::string& arena, uint32_t& begin, uint32_t& len, bool contiguous);
+  bool escaped_string_into(std::string& arena, size_t run_begin, uint32_t& begin, uint32_t& len);
   bool number_or_word(FlatRecord& out, ValueKind& kind, double& number, uint32_t& str_begin, uint32_t& str_len,
                       int depth);
+  bool plain_number(double& number);
   bool skip_value_at(int depth);
 
   std::string_view text_;
   size_t pos_ = 0;
   ParseError error_;
+  const std::string* mirror_ = nullptr;  // the arena that holds a copy of text_, if any
+  uint32_t mirror_base_ = 0;
+  std::string scratch_;  // keys and strings inside skipped lists and objects
 };
 
 // Parses a whole line or text that must hold exactly one object (trailing space allowed).

@@ -100,6 +100,11 @@ struct RunBuilder::Slot {
   std::vector<Series*> metrics;
 };
 
+RunBuilder::RunBuilder() = default;
+RunBuilder::~RunBuilder() = default;
+RunBuilder::RunBuilder(RunBuilder&&) noexcept = default;
+RunBuilder& RunBuilder::operator=(RunBuilder&&) noexcept = default;
+
 void RunBuilder::on_run(uint32_t run, const std::string& run_id, const SourceInfo& source) {
   if (slots_.size() <= run) slots_.resize(run + 1);
   slots_[run] = std::make_unique<Slot>();

@@ -28,6 +28,7 @@ class StreamReaderImpl {
  public:
   StreamReaderImpl(SourceInfo source, const ReadOptions& options, PointSink& sink, Diagnostics& diagnostics)
       : path_(source.path),
+        forced_format_(options.format),
         emitter_(std::move(source), options, sink),
         context_{emitter_, diagnostics, path_} {}
 
@@ -92,7 +93,7 @@ class StreamReaderImpl {
         binary_ = true;  // NUL bytes before any record: not a text log
         return;
       }
-      format_ = io::sniff_format(text, path_);
+      format_ = forced_format_ != Format::unknown ? forced_format_ : io::sniff_format(text, path_);
       if (format_ == Format::unknown) return;  // blank lines before the first content
       emitter_.set_format(format_name(format_));
       switch (format_) {
@@ -107,6 +108,7 @@ class StreamReaderImpl {
   }
 
   std::string path_;
+  Format forced_format_;
   io::PointEmitter emitter_;
   io::ReadContext context_;
   std::unique_ptr<io::LineFormat> parser_;

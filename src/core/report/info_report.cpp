@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -12,6 +13,10 @@ std::string short_number(double v) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.6g", v);
   return buffer;
+}
+
+std::string count_of(uint64_t n, const char* singular, const char* plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural);
 }
 
 std::string pad(std::string s, size_t width) {
@@ -105,6 +110,7 @@ Json info_json(const std::vector<RunSummary>& runs) {
 
 std::string info_text(const std::vector<RunSummary>& runs) {
   std::string out;
+  std::vector<std::string> reported_sources;  // problems belong to a file: shown once, under its first run
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunSummary& run = runs[i];
     if (i > 0) out += "\n";
@@ -114,7 +120,7 @@ std::string info_text(const std::vector<RunSummary>& runs) {
     if (!run.source.compression.empty()) format += ", " + run.source.compression + " compressed";
     out += "  format    " + format + "\n";
     out += "  steps     " + std::to_string(run.first_step) + " .. " + std::to_string(run.last_step) + "  (" +
-           std::to_string(run.points) + " points, " + std::to_string(run.metrics.size()) + " metrics)\n";
+           count_of(run.points, "point", "points") + ", " + count_of(run.metrics.size(), "metric", "metrics") + ")\n";
     if (run.segments.size() > 1) {
       out += "  segments  " + std::to_string(run.segments.size()) + " (steps went backwards: a restart or resume)\n";
       for (const auto& s : run.segments) {
@@ -133,17 +139,30 @@ std::string info_text(const std::vector<RunSummary>& runs) {
     for (const auto& [name, m] : run.metrics) {
       std::string nf = std::to_string(m.non_finite);
       if (m.non_finite > 0) nf += " (first at step " + std::to_string(m.first_non_finite_step) + ")";
-      out += "  " + pad(name, width) + "  " + pad(std::to_string(m.count), 8) + pad(short_number(m.min), 13) +
-             pad(short_number(m.max), 13) + pad(short_number(m.last), 13) + nf + "\n";
+      out += "  " + pad(name, width) + "  " + pad(std::to_string(m.count), 8) +
+             pad(std::isnan(m.min) ? "-" : short_number(m.min), 13) + pad(std::isnan(m.max) ? "-" : short_number(m.max), 13) + pad(short_number(m.last), 13) + nf + "\n";
     }
-    std::string renamed;
+    // Raw names that were renamed, wrapped to terminal width.
+    std::string line = "  canonical names:";
+    bool any = false;
     for (const auto& [name, m] : run.metrics) {
       for (const auto& raw : m.raw_names) {
-        if (raw != name) renamed += (renamed.empty() ? "" : ", ") + raw + " -> " + name;
+        if (raw == name) continue;
+        std::string item = " " + raw + " -> " + name + ";";
+        if (line.size() + item.size() > 110) {
+          out += (any ? "" : "\n") + line + "\n";
+          line = "   ";
+          any = true;
+        }
+        line += item;
+        any = true;
       }
     }
-    if (!renamed.empty()) out += "\n  canonical names: " + renamed + "\n";
-    if (!run.diagnostics.empty()) {
+    if (any && line != "   ") out += line + "\n";
+    bool first_of_source = std::find(reported_sources.begin(), reported_sources.end(), run.source.path) ==
+                           reported_sources.end();
+    reported_sources.push_back(run.source.path);
+    if (!run.diagnostics.empty() && first_of_source) {
       out += "\n  problems: " + std::to_string(run.diagnostics.total()) + " (";
       bool first = true;
       for (const auto& [kind, count] : run.diagnostics.counts()) {

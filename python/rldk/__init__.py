@@ -1,0 +1,28 @@
+"""rldk, the RL Debug Kit: catch RL training failures of language models early, and explain them.
+
+    import rldk
+    run = rldk.read_run("runs/exp1/trainer_state.json")
+    kl = run["policy/kl"]            # canonical names, whatever the trainer called it
+    kl.steps, kl.values              # NumPy arrays
+    run.to_pandas()                  # one row per step (needs pandas)
+
+The engine is native (C++); the ``rldk`` command uses the same engine.
+"""
+
+from . import _core
+from .errors import (InvalidArgumentError, RldkError, SourceNotFoundError, SourceUnreadableError,
+                     UnrecognizedFormatError, WriteError)
+from .event_writer import EventWriter
+from .run import Run, Segment, Series, read_run, read_runs
+
+__version__ = _core.__version__
+
+canonical_name = _core.canonical_name
+metric_info = _core.metric_info
+metric_names = _core.metric_names
+
+__all__ = [
+    "EventWriter", "InvalidArgumentError", "RldkError", "Run", "Segment", "Series", "SourceNotFoundError",
+    "SourceUnreadableError", "UnrecognizedFormatError", "WriteError", "canonical_name", "metric_info",
+    "metric_names", "read_run", "read_runs",
+]

@@ -1,0 +1,95 @@
+"""EventWriter: logs canonical long-form events (JSONL) that rldk reads and tails.
+
+    with rldk.EventWriter("runs/exp1/metrics.jsonl", run_id="exp1") as w:
+        w.log(step=10, name="policy/kl", value=0.012)
+        w.log(step=10, metrics={"reward/mean": 0.5, "policy/entropy": 1.9})
+
+Each call appends whole lines and flushes them, so a monitor tailing the file sees them at once; the native writer
+is safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import numbers
+from typing import Mapping, Optional
+
+from . import _core
+from .errors import InvalidArgumentError
+
+
+def _to_float(name, value):
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, numbers.Real):
+        return float(value)
+    item = getattr(value, "item", None)  # NumPy scalars, 0-d arrays and one-element torch tensors
+    if callable(item):
+        return float(item())
+    raise InvalidArgumentError("value of %r is %s, not a number" % (name, type(value).__name__))
+
+
+def _to_epoch(time):
+    if time is None:
+        return None
+    if isinstance(time, _dt.datetime):
+        if time.tzinfo is None:
+            time = time.replace(tzinfo=_dt.timezone.utc)
+        return time.timestamp()
+    return float(time)
+
+
+class EventWriter:
+    def __init__(self, path, run_id: Optional[str] = None, append: bool = True):
+        self._native = _core.EventWriter(str(path), run_id or "", append)
+
+    @property
+    def path(self) -> str:
+        return self._native.path
+
+    @property
+    def closed(self) -> bool:
+        return self._native.closed
+
+    def log(self, step: int, name: Optional[str] = None, value=None, *, metrics: Optional[Mapping] = None,
+            time=None, tags: Optional[Mapping[str, str]] = None, meta: Optional[Mapping[str, str]] = None,
+            run_id: Optional[str] = None) -> None:
+        """Logs one metric (``name`` and ``value``) or several at one step (``metrics={name: value}``).
+
+        ``time`` is epoch seconds or a datetime (default: now). NaN and infinities are written as NaN/Infinity.
+        """
+        step = int(step)
+        if metrics is not None:
+            if name is not None or value is not None:
+                raise InvalidArgumentError("pass either name= and value= or metrics=, not both")
+            if time is None and not tags and not meta and run_id is None:
+                self._native.log_metrics(step, [(str(k), _to_float(k, v)) for k, v in metrics.items()])
+                return
+            for k, v in metrics.items():
+                self.log(step, str(k), v, time=time, tags=tags, meta=meta, run_id=run_id)
+            return
+        if name is None or value is None:
+            raise InvalidArgumentError("log() needs name= and value=, or metrics=")
+        self._native.log(step, str(name), _to_float(name, value), _to_epoch(time),
+                         {str(k): str(v) for k, v in (tags or {}).items()},
+                         {str(k): str(v) for k, v in (meta or {}).items()}, run_id or "")
+
+    def log_dict(self, step: int, metrics: Mapping, **kwargs) -> None:
+        """Same as ``log(step, metrics=metrics)``."""
+        self.log(step, metrics=metrics, **kwargs)
+
+    def close(self) -> None:
+        self._native.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return "<rldk.EventWriter %s%s>" % (self.path, " (closed)" if self.closed else "")
+
+
+__all__ = ["EventWriter"]

@@ -1,0 +1,237 @@
+// Binds the engine to Python as rldk._core. Only the public API (include/rldk) is used. Errors become the
+// exception classes of rldk.errors, which also derive from the matching builtins (FileNotFoundError, ValueError).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <optional>
+
+#include "rldk/event_writer.h"
+#include "rldk/metric_dictionary.h"
+#include "rldk/reader.h"
+#include "rldk/version.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+const char* code_name(rldk::ErrorCode code) {
+  switch (code) {
+    case rldk::ErrorCode::not_found: return "not_found";
+    case rldk::ErrorCode::unreadable: return "unreadable";
+    case rldk::ErrorCode::unrecognized: return "unrecognized";
+    case rldk::ErrorCode::invalid_argument: return "invalid_argument";
+    case rldk::ErrorCode::io: return "io";
+  }
+  return "io";
+}
+
+[[noreturn]] void raise(const rldk::Error& error) {
+  nb::object exc = nb::module_::import_("rldk.errors").attr("error_from_code")(
+      code_name(error.code), rldk::to_string(error), error.context);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  throw nb::python_error();
+}
+
+template <class T>
+T unwrap(rldk::Result<T> result) {
+  if (!result.ok()) raise(result.error());
+  return std::move(result).value();
+}
+
+rldk::Format parse_format(const std::string& name) {
+  if (name.empty() || name == "auto") return rldk::Format::unknown;
+  for (auto f : {rldk::Format::jsonl, rldk::Format::json_document, rldk::Format::csv, rldk::Format::tsv,
+                 rldk::Format::console}) {
+    if (rldk::format_name(f) == name) return f;
+  }
+  raise(rldk::Error{rldk::ErrorCode::invalid_argument,
+                    "unknown format '" + name + "' (expected auto, jsonl, json, csv, tsv or console)", ""});
+}
+
+// A read-only NumPy view of a column; `owner` (the Python Series) keeps the memory alive.
+template <class T>
+nb::ndarray<nb::numpy, const T, nb::ndim<1>> column(const std::vector<T>& data, nb::handle owner) {
+  return nb::ndarray<nb::numpy, const T, nb::ndim<1>>(data.data(), {data.size()}, owner);
+}
+
+struct EventWriterHandle {
+  std::unique_ptr<rldk::EventWriter> writer_ptr;
+  std::string path = writer_ptr ? writer_ptr->path() : std::string();
+
+  rldk::EventWriter& writer() {
+    if (!writer_ptr) {
+      raise(rldk::Error{rldk::ErrorCode::invalid_argument, "EventWriter is closed", path});
+    }
+    return *writer_ptr;
+  }
+};
+
+nb::dict diagnostic_dict(const rldk::Diagnostic& d) {
+  nb::dict out;
+  out["kind"] = d.kind;
+  out["file"] = d.file;
+  out["line"] = d.line;
+  out["message"] = d.message;
+  return out;
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "Native engine of rldk (read runs, canonical metric names, event writing).";
+  m.attr("__version__") = rldk::VERSION;
+
+  nb::class_<rldk::Series>(m, "Series", "One metric over time, columnar. Arrays are read-only views.")
+      .def_ro("name", &rldk::Series::name)
+      .def_prop_ro("steps", [](nb::handle self) {
+        return column(nb::cast<const rldk::Series&>(self).steps, self);
+      }, nb::rv_policy::reference_internal)
+      .def_prop_ro("values", [](nb::handle self) {
+        return column(nb::cast<const rldk::Series&>(self).values, self);
+      }, nb::rv_policy::reference_internal)
+      .def_prop_ro("wall_times", [](nb::handle self) {
+        return column(nb::cast<const rldk::Series&>(self).wall_times, self);
+      }, nb::rv_policy::reference_internal)
+      .def_prop_ro("segments", [](nb::handle self) {
+        return column(nb::cast<const rldk::Series&>(self).segments, self);
+      }, nb::rv_policy::reference_internal)
+      .def_prop_ro("non_finite_count", &rldk::Series::non_finite_count)
+      .def_prop_ro("first_non_finite_step", [](const rldk::Series& s) -> std::optional<int64_t> {
+        size_t i = s.first_non_finite();
+        if (i == s.size()) return std::nullopt;
+        return s.steps[i];
+      })
+      .def("__len__", &rldk::Series::size)
+      .def("__repr__", [](const rldk::Series& s) {
+        return "<rldk.Series " + s.name + ": " + std::to_string(s.size()) + " points>";
+      });
+
+  nb::class_<rldk::Segment>(m, "Segment", "A stretch of a run in which steps only move forward.")
+      .def_ro("index", &rldk::Segment::index)
+      .def_ro("first_step", &rldk::Segment::first_step)
+      .def_ro("last_step", &rldk::Segment::last_step)
+      .def_ro("start_line", &rldk::Segment::start_line)
+      .def("__repr__", [](const rldk::Segment& s) {
+        return "<rldk.Segment #" + std::to_string(s.index) + " steps " + std::to_string(s.first_step) + ".." +
+               std::to_string(s.last_step) + ">";
+      });
+
+  nb::class_<rldk::Run>(m, "Run")
+      .def_ro("run_id", &rldk::Run::run_id)
+      .def_prop_ro("source", [](const rldk::Run& r) { return r.source.path; })
+      .def_prop_ro("format", [](const rldk::Run& r) { return r.source.format; })
+      .def_prop_ro("compression", [](const rldk::Run& r) { return r.source.compression; })
+      .def_ro("meta", &rldk::Run::meta)
+      .def_ro("raw_to_canonical", &rldk::Run::raw_to_canonical)
+      .def_ro("segments", &rldk::Run::segments)
+      .def_prop_ro("metrics", [](const rldk::Run& r) {
+        std::vector<std::string> names;
+        for (const auto& [name, s] : r.series) names.push_back(name);
+        return names;
+      })
+      .def("series", [](const rldk::Run& r, const std::string& name) -> const rldk::Series& {
+        const rldk::Series* s = r.find(name);
+        if (s == nullptr) throw nb::key_error(("no metric '" + name + "' in run '" + r.run_id + "'").c_str());
+        return *s;
+      }, "name"_a, nb::rv_policy::reference_internal)
+      .def("has", [](const rldk::Run& r, const std::string& name) { return r.find(name) != nullptr; })
+      .def_prop_ro("first_step", &rldk::Run::first_step)
+      .def_prop_ro("last_step", &rldk::Run::last_step)
+      .def_prop_ro("num_points", &rldk::Run::point_count)
+      .def_prop_ro("diagnostics", [](const rldk::Run& r) {
+        nb::list out;
+        for (const auto& d : r.diagnostics.examples()) out.append(diagnostic_dict(d));
+        return out;
+      })
+      .def_prop_ro("diagnostic_counts", [](const rldk::Run& r) { return r.diagnostics.counts(); });
+
+  m.def("read_runs", [](const std::string& path, const std::string& run_id, bool canonical,
+                        const std::string& format) {
+    rldk::ReadOptions options;
+    options.run_id = run_id;
+    options.canonicalize = canonical;
+    options.format = parse_format(format);
+    rldk::Result<std::vector<rldk::Run>> result = rldk::Error{rldk::ErrorCode::io, "", ""};
+    {
+      nb::gil_scoped_release release;  // reading is pure C++; let other Python threads run
+      result = rldk::read_runs(path, options);
+    }
+    return unwrap(std::move(result));
+  }, "path"_a, "run_id"_a = "", "canonical"_a = true, "format"_a = "auto");
+
+  m.def("canonical_name", [](const std::string& raw) {
+    return rldk::MetricDictionary::builtin().canonical_name(raw);
+  }, "raw_name"_a);
+
+  m.def("metric_info", [](const std::string& name) -> std::optional<nb::dict> {
+    const auto& dict = rldk::MetricDictionary::builtin();
+    const rldk::MetricInfo* info = dict.find(dict.canonical_name(name));
+    if (info == nullptr) return std::nullopt;
+    nb::dict out;
+    out["name"] = info->name;
+    out["unit"] = info->unit;
+    out["aggregation"] = info->aggregation;
+    out["description"] = info->description;
+    out["aliases"] = info->aliases;
+    return out;
+  }, "name"_a);
+
+  m.def("metric_names", [] {
+    std::vector<std::string> names;
+    for (const auto& info : rldk::MetricDictionary::builtin().metrics()) names.push_back(info.name);
+    return names;
+  });
+
+  // EventWriter is opened by a factory that can fail; the bound class holds the opened writer.
+  nb::class_<EventWriterHandle>(m, "EventWriter")
+      .def("__init__", [](EventWriterHandle* self, const std::string& path, const std::string& run_id, bool append) {
+        new (self) EventWriterHandle{unwrap(rldk::EventWriter::open(path, run_id, append))};
+      }, "path"_a, "run_id"_a = "", "append"_a = true)
+      .def("log", [](EventWriterHandle& self, int64_t step, const std::string& name, double value,
+                     std::optional<double> time, const std::map<std::string, std::string>& tags,
+                     const std::map<std::string, std::string>& meta, const std::string& run_id) {
+        rldk::Event e;
+        e.step = step;
+        e.name = name;
+        e.value = value;
+        e.wall_time = time.value_or(rldk::NO_TIME);
+        e.tags = tags;
+        e.meta = meta;
+        e.run_id = run_id;
+        rldk::EventWriter& writer = self.writer();  // raises while holding the GIL if closed
+        rldk::Status status = rldk::Error{rldk::ErrorCode::io, "", ""};
+        {
+          nb::gil_scoped_release release;
+          status = writer.log(e);
+        }
+        if (!status.ok()) raise(status.error());
+      }, "step"_a, "name"_a, "value"_a, "time"_a = nb::none(), "tags"_a = std::map<std::string, std::string>{},
+         "meta"_a = std::map<std::string, std::string>{}, "run_id"_a = "")
+      .def("log_metrics", [](EventWriterHandle& self, int64_t step,
+                             const std::vector<std::pair<std::string, double>>& metrics) {
+        rldk::EventWriter& writer = self.writer();
+        rldk::Status status = rldk::Error{rldk::ErrorCode::io, "", ""};
+        {
+          nb::gil_scoped_release release;
+          status = writer.log_metrics(step, metrics);
+        }
+        if (!status.ok()) raise(status.error());
+      }, "step"_a, "metrics"_a)
+      .def("close", [](EventWriterHandle& self) {
+        if (self.writer_ptr) {
+          rldk::Status status = self.writer_ptr->close();
+          self.writer_ptr.reset();
+          if (!status.ok()) raise(status.error());
+        }
+      })
+      .def_prop_ro("closed", [](const EventWriterHandle& self) { return self.writer_ptr == nullptr; })
+      .def_prop_ro("path", [](const EventWriterHandle& self) { return self.path; });
+}

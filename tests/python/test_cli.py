@@ -1,0 +1,61 @@
+"""The native `rldk` command installed by pip is on PATH next to the package, and agrees with the Python reader."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import rldk
+
+
+def rldk_binary():
+    candidate = os.path.join(os.path.dirname(sys.executable), "rldk")
+    return candidate if os.path.exists(candidate) else shutil.which("rldk")
+
+
+def test_command_installed_and_versioned():
+    out = subprocess.run([rldk_binary(), "--version"], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "rldk " + rldk.__version__
+
+
+def test_info_json_agrees_with_read_run(examples):
+    path = str(examples / "verl_console.log")
+    report = json.loads(subprocess.run([rldk_binary(), "info", "--json", path], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert report["schema"] == "rldk.info/v1"
+    (entry,) = report["runs"]
+    run = rldk.read_run(path)
+    for name in run.metrics:
+        series = run[name]
+        m = entry["metrics"][name]
+        assert m["count"] == len(series)
+        assert m["non_finite"] == series.non_finite_count
+        finite = [v for v in series.values.tolist() if v == v and abs(v) != float("inf")]
+        if finite:
+            assert m["min"] == min(finite) and m["max"] == max(finite)
+
+
+def test_ingest_round_trip(tmp_path, examples):
+    out = tmp_path / "canon.jsonl"
+    subprocess.run([rldk_binary(), "ingest", str(examples / "openrlhf_console.log"), "-o", str(out)], check=True)
+    original = rldk.read_run(examples / "openrlhf_console.log")
+    again = rldk.read_run(out)
+    assert again.metrics == original.metrics
+    for name in original.metrics:
+        assert again[name].values.tolist() == original[name].values.tolist()
+        assert again[name].steps.tolist() == original[name].steps.tolist()
+
+
+def test_info_json_validates_against_schema(golden_cases, examples):
+    jsonschema = __import__("pytest").importorskip("jsonschema")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "docs", "schemas", "rldk.info.v1.schema.json")) as f:
+        schema = json.load(f)
+    sources = [str(examples), str(golden_cases / "info_long_jsonl" / "events.jsonl"),
+               str(golden_cases / "info_gzip_truncated" / "big.jsonl.gz"), str(golden_cases / "info_directory"),
+               "/no/such/path"]
+    proc = subprocess.run([rldk_binary(), "info", "--json"] + sources, capture_output=True, text=True)
+    assert proc.returncode == 2  # the missing path
+    report = json.loads(proc.stdout)
+    jsonschema.validate(report, schema)
+    assert len(report["errors"]) == 1 and len(report["runs"]) >= 8
