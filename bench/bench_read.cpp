@@ -42,10 +42,40 @@ class CountingSink final : public rldk::PointSink {
   void on_meta(uint32_t, const std::string&, const std::string&) override {}
 };
 
-long peak_rss_kib() {
+// getrusage's ru_maxrss survives execve on Linux: started from a large parent (the Python driver) it reports the
+// parent's peak, not ours. VmHWM in /proc/self/status is the peak of this process image; ru_maxrss is the fallback.
+long rusage_max_rss_kib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss;  // KiB on Linux
+}
+
+long peak_rss_kib() {
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long kib = -1;
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+    }
+    std::fclose(f);
+    if (kib >= 0) return kib;
+  }
+  return rusage_max_rss_kib();
+}
+
+std::string json_escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+      out += buffer;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -71,14 +101,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto bytes = static_cast<double>(st.st_size);
-  std::printf(
-      "{\"file\": \"%s\", \"bytes\": %lld, \"events\": %llu, \"seconds\": %.6f, \"events_per_s\": %.1f, "
-      "\"mb_per_s\": %.2f, \"peak_rss_kib\": %ld, \"runs\": %llu, \"metrics\": %llu, \"segments\": %llu, "
-      "\"non_finite\": %llu, \"diagnostics\": %llu, \"value_sum\": %.17g, \"step_sum\": %lld}\n",
-      path.c_str(), static_cast<long long>(st.st_size), static_cast<unsigned long long>(sink.points), seconds,
-      static_cast<double>(sink.points) / seconds, bytes / 1e6 / seconds, peak_rss_kib(),
-      static_cast<unsigned long long>(sink.runs), static_cast<unsigned long long>(sink.metrics),
-      static_cast<unsigned long long>(sink.segments), static_cast<unsigned long long>(sink.non_finite),
-      static_cast<unsigned long long>(diagnostics.total()), sink.sum, static_cast<long long>(sink.step_sum));
+  auto u64 = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  std::printf("{\"file\": \"%s\", \"bytes\": %lld, \"events\": %llu, \"seconds\": %.6f, ", json_escaped(path).c_str(),
+              static_cast<long long>(st.st_size), u64(sink.points), seconds);
+  std::printf("\"events_per_s\": %.1f, \"mb_per_s\": %.2f, \"peak_rss_kib\": %ld, \"ru_maxrss_kib\": %ld, ",
+              static_cast<double>(sink.points) / seconds, bytes / 1e6 / seconds, peak_rss_kib(), rusage_max_rss_kib());
+  std::printf("\"runs\": %llu, \"metrics\": %llu, \"segments\": %llu, \"non_finite\": %llu, \"diagnostics\": %llu, ",
+              u64(sink.runs), u64(sink.metrics), u64(sink.segments), u64(sink.non_finite), u64(diagnostics.total()));
+  std::printf("\"value_sum\": %.17g, \"step_sum\": %lld}\n", sink.sum, static_cast<long long>(sink.step_sum));
   return 0;
 }

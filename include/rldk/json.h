@@ -22,7 +22,7 @@ class Json {
   Json(double v) : value_(v) {}      // NOLINT(google-explicit-constructor)
   Json(int v) : value_(static_cast<int64_t>(v)) {}  // NOLINT(google-explicit-constructor)
   Json(int64_t v) : value_(v) {}     // NOLINT(google-explicit-constructor)
-  Json(uint64_t v) : value_(static_cast<int64_t>(v)) {}  // NOLINT(google-explicit-constructor)
+  Json(uint64_t v) : value_(v) {}    // NOLINT(google-explicit-constructor)
   Json(uint32_t v) : value_(static_cast<int64_t>(v)) {}  // NOLINT(google-explicit-constructor)
   Json(std::string v) : value_(std::move(v)) {}  // NOLINT(google-explicit-constructor)
   Json(const char* v) : value_(std::string(v)) {}  // NOLINT(google-explicit-constructor)
@@ -34,12 +34,14 @@ class Json {
   // Array append; a null value becomes an empty array.
   void push_back(Json value);
 
+  bool is_null() const { return std::holds_alternative<std::nullptr_t>(value_); }
+
   // indent < 0: one line. Otherwise pretty-printed with that many spaces.
   std::string dump(int indent = 2) const;
 
  private:
   void dump_to(std::string& out, int indent, int level) const;
-  std::variant<std::nullptr_t, bool, double, int64_t, std::string, Object, Array> value_;
+  std::variant<std::nullptr_t, bool, double, int64_t, uint64_t, std::string, Object, Array> value_;
 };
 
 }  // namespace rldk

@@ -22,6 +22,8 @@ namespace rldk {
 // Formats a reader can detect. The JSONL family is decided per line (long-form event, wide record, verl record).
 enum class Format { unknown, jsonl, json_document, csv, tsv, console };
 std::string format_name(Format format);
+// The Format named by format_name() (or "auto" for unknown); false for any other name.
+bool parse_format_name(const std::string& name, Format& format);
 
 struct ReadOptions {
   // The format to read; unknown means detect it from the content.

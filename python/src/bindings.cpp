@@ -47,13 +47,12 @@ T unwrap(rldk::Result<T> result) {
 }
 
 rldk::Format parse_format(const std::string& name) {
-  if (name.empty() || name == "auto") return rldk::Format::unknown;
-  for (auto f : {rldk::Format::jsonl, rldk::Format::json_document, rldk::Format::csv, rldk::Format::tsv,
-                 rldk::Format::console}) {
-    if (rldk::format_name(f) == name) return f;
+  rldk::Format format = rldk::Format::unknown;
+  if (!rldk::parse_format_name(name, format)) {
+    raise(rldk::Error{rldk::ErrorCode::invalid_argument,
+                      "unknown format '" + name + "' (expected auto, jsonl, json, csv, tsv or console)", ""});
   }
-  raise(rldk::Error{rldk::ErrorCode::invalid_argument,
-                    "unknown format '" + name + "' (expected auto, jsonl, json, csv, tsv or console)", ""});
+  return format;
 }
 
 // A read-only NumPy view of a column; `owner` (the Python Series) keeps the memory alive.

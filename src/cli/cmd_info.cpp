@@ -13,12 +13,14 @@ struct InfoOptions {
   bool json = false;
   bool raw_names = false;
   std::string run_id;
+  std::string input_format = "auto";
 };
 
 int run_info(const InfoOptions& opts) {
   ReadOptions read;
   read.canonicalize = !opts.raw_names;
   read.run_id = opts.run_id;
+  parse_format_name(opts.input_format, read.format);  // validated by the option's check
   std::vector<RunSummary> runs;
   Json errors = Json::Array{};
   int code = EXIT_OK;
@@ -57,6 +59,8 @@ void add_info_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", opts->json, "Print the rldk.info/v1 JSON report instead of text");
   cmd->add_flag("--raw-names", opts->raw_names, "Keep metric names as logged instead of canonical names");
   cmd->add_option("--run-id", opts->run_id, "Run id for points that carry none (default: from the file name)");
+  cmd->add_option("--input-format", opts->input_format, "Read as this format instead of detecting it")
+      ->check(CLI::IsMember({"auto", "jsonl", "json", "csv", "tsv", "console"}));
   cmd->callback([opts, &exit_code] { exit_code = run_info(*opts); });
 }
 

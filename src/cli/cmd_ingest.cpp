@@ -15,6 +15,7 @@ struct IngestOptions {
   std::string format;  // jsonl | csv; default from the output's extension
   bool raw_names = false;
   std::string run_id;
+  std::string input_format = "auto";
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -33,6 +34,7 @@ int run_ingest(const IngestOptions& opts) {
   ReadOptions read;
   read.canonicalize = !opts.raw_names;
   read.run_id = opts.run_id;
+  parse_format_name(opts.input_format, read.format);  // validated by the option's check
   bool to_stdout = opts.output == "-";
   std::FILE* out = to_stdout ? stdout : std::fopen(opts.output.c_str(), "wb");
   if (out == nullptr) {
@@ -97,6 +99,8 @@ void add_ingest_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"jsonl", "csv"}));
   cmd->add_flag("--raw-names", opts->raw_names, "Keep metric names as logged instead of canonical names");
   cmd->add_option("--run-id", opts->run_id, "Run id for points that carry none (default: from the file name)");
+  cmd->add_option("--input-format", opts->input_format, "Read as this format instead of detecting it")
+      ->check(CLI::IsMember({"auto", "jsonl", "json", "csv", "tsv", "console"}));
   cmd->callback([opts, &exit_code] { exit_code = run_ingest(*opts); });
 }
 

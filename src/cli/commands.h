@@ -13,5 +13,7 @@ inline constexpr int EXIT_INPUT_ERROR = 2;
 void add_info_command(CLI::App& app, int& exit_code);
 void add_ingest_command(CLI::App& app, int& exit_code);
 void add_metrics_command(CLI::App& app, int& exit_code);
+void add_rules_command(CLI::App& app, int& exit_code);
+void add_monitor_command(CLI::App& app, int& exit_code);
 
 }  // namespace rldk::cli

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   rldk::cli::add_info_command(app, exit_code);
   rldk::cli::add_ingest_command(app, exit_code);
   rldk::cli::add_metrics_command(app, exit_code);
+  rldk::cli::add_rules_command(app, exit_code);
+  rldk::cli::add_monitor_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

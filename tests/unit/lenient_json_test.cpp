@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -80,6 +84,9 @@ struct ObjectCase {
   uint32_t skipped_lists = 0;
 };
 
+std::string shown(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
+void PrintTo(const ObjectCase& c, std::ostream* os) { *os << shown(c.input); }
+
 class ParseFlatObject : public ::testing::TestWithParam<ObjectCase> {};
 
 TEST_P(ParseFlatObject, YieldsExpectedLeaves) {
@@ -150,6 +157,8 @@ struct ErrorCase {
   std::string input;
   size_t offset;  // where the error is reported
 };
+
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << shown(c.input); }
 
 class ParseFlatObjectError : public ::testing::TestWithParam<ErrorCase> {};
 
@@ -280,6 +289,8 @@ struct NumberCase {
   double value = 0.0;
 };
 
+void PrintTo(const NumberCase& c, std::ostream* os) { *os << "'" << shown(c.text) << "'"; }
+
 class ParseNumber : public ::testing::TestWithParam<NumberCase> {};
 
 TEST_P(ParseNumber, Parses) {
@@ -289,7 +300,9 @@ TEST_P(ParseNumber, Parses) {
   ASSERT_EQ(ok, c.ok) << "'" << c.text << "'";
   if (ok) {
     EXPECT_TRUE(same_value(value, c.value)) << "'" << c.text << "' -> " << value;
-    if (!std::isnan(c.value)) EXPECT_EQ(std::signbit(value), std::signbit(c.value)) << "'" << c.text << "'";
+    if (!std::isnan(c.value)) {
+      EXPECT_EQ(std::signbit(value), std::signbit(c.value)) << "'" << c.text << "'";
+    }
   } else {
     EXPECT_EQ(value, 12345.0) << "value changed on failure";
   }
@@ -317,5 +330,211 @@ INSTANTIATE_TEST_SUITE_P(
         NumberCase{"1_000", false}, NumberCase{"--1", false}, NumberCase{"+-1", false}, NumberCase{"abc", false},
         NumberCase{"nan(1)", false}, NumberCase{"infinit", false}, NumberCase{"None", false},
         NumberCase{"true", false}, NumberCase{"e5", false}, NumberCase{"1,5", false}));
+
+// Numbers inside objects take a fast path (plain decimals up to 19 significant digits, src/core/io/lenient_json.cpp);
+// strings and cells go through parse_number. Both must give exactly what a correctly rounding strtod gives.
+::testing::AssertionResult reads_like_strtod(const std::string& text) {
+  double expected = std::strtod(text.c_str(), nullptr);
+  FlatRecord record;
+  ParseError error;
+  if (!parse_flat_object("{\"v\": " + text + ", \"w\": 1}", record, error)) {
+    return ::testing::AssertionFailure() << text << ": " << error.message;
+  }
+  double in_object = record.fields.at(0).number;
+  double via_parse_number = 0;
+  if (!parse_number(text, via_parse_number)) return ::testing::AssertionFailure() << text << ": parse_number failed";
+  if (std::memcmp(&in_object, &expected, sizeof(double)) != 0) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%.17g vs strtod %.17g", in_object, expected);
+    return ::testing::AssertionFailure() << text << " in an object: " << buffer;
+  }
+  if (std::memcmp(&via_parse_number, &expected, sizeof(double)) != 0) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%.17g vs strtod %.17g", via_parse_number, expected);
+    return ::testing::AssertionFailure() << text << " via parse_number: " << buffer;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Numbers, HardRoundingCasesMatchStrtod) {
+  for (const char* text : {
+           "9007199254740992", "9007199254740993", "9007199254740995", "-9007199254740993",  // around 2^53
+           "18446744073709551615", "18446744073709551616", "9999999999999999999",             // around 2^64
+           "1.000000000000000111", "1.000000000000000112", "1.00000000000000011102230246251565404236316680908203125",
+           "0.30000000000000004", "0.1", "0.2", "0.3", "1e23", "8.589973e9", "1e22", "1e-22", "123456789e-27",
+           "4.35679103e-10", "2.2250738585072011e-308", "2.2250738585072014e-308", "4.9406564584124654e-324",
+           "1.7976931348623157e308", "1.7976931348623158e308", "0.000000000000000000000000000001", "1e-27",
+           "999999999999999999e-27", "999999999999999999e27", "1.5e300", "7.0e-10", "-0.0", "0e100", "00012.50"}) {
+    EXPECT_TRUE(reads_like_strtod(text));
+  }
+}
+
+TEST(Numbers, RandomDoublesInEveryPrintedFormMatchStrtod) {
+  std::mt19937_64 rng(20240101);
+  const char* formats[] = {"%.17g", "%.16g", "%.15g", "%.10g", "%.6g", "%.3e", "%.19e", "%.12f"};
+  int failures = 0;
+  for (int i = 0; i < 20000 && failures < 10; ++i) {
+    // Magnitudes where the fast paths apply (about 1e-30 to 1e30), plus the full range now and then.
+    double value;
+    if (i % 8 == 0) {
+      uint64_t bits = rng();
+      std::memcpy(&value, &bits, sizeof(value));
+      if (!std::isfinite(value)) continue;
+    } else {
+      std::uniform_real_distribution<double> mantissa(1.0, 10.0);
+      std::uniform_int_distribution<int> exponent(-30, 30);
+      value = mantissa(rng) * std::pow(10.0, exponent(rng)) * (rng() % 2 ? 1 : -1);
+    }
+    for (const char* format : formats) {
+      char buffer[512];
+      std::snprintf(buffer, sizeof(buffer), format, value);
+      if (!reads_like_strtod(buffer)) {
+        ADD_FAILURE() << reads_like_strtod(buffer).message();
+        ++failures;
+      }
+    }
+  }
+}
+
+TEST(Numbers, NearHalfwayDecimalsMatchStrtod) {
+  // Decimals within a hair of the midpoint between two neighbouring doubles: the cases where rounding twice (to the
+  // 64-bit x87 significand, then to 53 bits) can differ from rounding once.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mantissa(1.0, 10.0);
+  std::uniform_int_distribution<int> exponent(-8, 8);
+  int failures = 0;
+  for (int i = 0; i < 50000 && failures < 10; ++i) {
+    double low = mantissa(rng) * std::pow(10.0, exponent(rng));
+    double high = std::nextafter(low, 2 * low);
+    long double mid = (static_cast<long double>(low) + static_cast<long double>(high)) / 2;  // exact in 64 bits
+    for (const char* format : {"%.18Le", "%.17Le", "%.16Le"}) {
+      char buffer[64];
+      std::snprintf(buffer, sizeof(buffer), format, mid);
+      if (!reads_like_strtod(buffer)) {
+        ADD_FAILURE() << reads_like_strtod(buffer).message();
+        ++failures;
+      }
+    }
+  }
+}
+
+// parse_flat_object has a fast path for plain JSON objects; whatever it accepts, it must read exactly as the general
+// parser (LenientParser::flat_object) does, and whatever it rejects must fail at the same place. Random objects
+// mixing plain JSON with every lenient form keep both paths exercised.
+class RandomObject {
+ public:
+  explicit RandomObject(unsigned seed) : rng_(seed) {}
+
+  std::string object(int depth = 0) {
+    std::string out = "{" + space();
+    int n = pick(5);
+    for (int i = 0; i < n; ++i) {
+      if (i > 0) out += (chance(40) ? "" : ",") + space();  // a missing comma now and then
+      out += string_token() + space() + (chance(60) ? "" : ":") + space() + value(depth);
+      out += space();
+    }
+    if (n > 0 && chance(20)) out += ",";
+    return out + space() + (chance(80) ? "" : "}");
+  }
+
+ private:
+  int pick(int n) { return static_cast<int>(rng_() % static_cast<unsigned>(n)); }
+  bool chance(int one_in) { return pick(one_in) == 0; }
+  std::string space() {
+    static const char* spaces[] = {"", "", "", " ", "  ", "\t", "\r\n"};
+    return spaces[pick(7)];
+  }
+  std::string string_token() {
+    static const char* bodies[] = {"loss",       "kl",         "actor/ppo_kl", "a b",        "",
+                                   "esc\\n",   "q\\\"",   "caf\\u00e9", "\\ud83d\\ude00", "it\\'s",
+                                   "x\\",      "tab\\t",   "uni\\u00",   "\xc3\xa9"};
+    std::string body = bodies[pick(14)];
+    char quote = chance(4) ? '\'' : '"';
+    if (quote == '\'' && body.find('\'') != std::string::npos) quote = '"';
+    return quote + body + quote;
+  }
+  std::string value(int depth) {
+    static const char* numbers[] = {"0",       "-0",       "1",        "-17",      "0.5",       "-2.5e-3",
+                                    "1e-05",   "1E+3",     "1e400",    "-1e-400",  "123456789012345678",
+                                    "12345678901234567890123", "0.30000000000000004", "9007199254740993",
+                                    "NaN",     "Infinity", "-Infinity", "+Infinity", "nan",     "inf",
+                                    "-inf",    "+1",       ".5",       "1.",       "00012",     "1_0",
+                                    "0x1",     "1e",       "--1",      "-NaN",     "NaNx",      "1.5.2",
+                                    "1e5x",    "-",        "1.0e+308", "4.9e-324"};
+    static const char* words[] = {"true", "false", "null", "True", "False", "None", "nul", "truex"};
+    switch (pick(depth < 3 ? 9 : 6)) {
+      case 0:
+      case 1:
+      case 2: return numbers[pick(36)];
+      case 3: return words[pick(8)];
+      case 4: return string_token();
+      case 5: {
+        static const char* wrappers[] = {"np.float64(", "np.int64(", "tensor(", "f("};
+        std::string tail = chance(2) ? ", device='cuda:0')" : ")";
+        return wrappers[pick(4)] + std::string(numbers[pick(36)]) + (chance(10) ? "" : tail);
+      }
+      case 6: return object(depth + 1);
+      case 7: return "[" + value(depth + 1) + ", " + value(depth + 1) + "]";
+      default: return "(" + value(depth + 1) + ",)";
+    }
+  }
+
+  std::mt19937 rng_;
+};
+
+TEST(ParseFlatObject, FastPathAgreesWithGeneralParser) {
+  int accepted = 0, rejected = 0, mismatches = 0;
+  for (unsigned seed = 0; seed < 20000 && mismatches < 10; ++seed) {
+    RandomObject gen(seed);
+    std::string text = gen.object();
+    FlatRecord fast;
+    ParseError fast_error;
+    bool fast_ok = parse_flat_object(text, fast, fast_error);
+
+    FlatRecord general;
+    LenientParser parser(text);
+    bool general_ok = parser.flat_object(general);
+    size_t general_offset = parser.error().offset;
+    if (general_ok) {
+      parser.skip_space();
+      if (!parser.at_end()) {
+        general_ok = false;
+        general_offset = parser.offset();
+      }
+    }
+    auto mismatch = [&](const std::string& what) {
+      ++mismatches;
+      ADD_FAILURE() << what << " for " << text;
+    };
+    if (fast_ok != general_ok) {
+      mismatch("accepted by one path only (" + fast_error.message + ")");
+      continue;
+    }
+    if (!fast_ok) {
+      ++rejected;
+      if (fast_error.offset != general_offset) mismatch("different error offsets");
+      continue;
+    }
+    ++accepted;
+    if (fast.fields.size() != general.fields.size() || fast.skipped_lists != general.skipped_lists) {
+      mismatch("different field or list counts");
+      continue;
+    }
+    for (size_t i = 0; i < fast.fields.size(); ++i) {
+      const auto& a = fast.fields[i];
+      const auto& b = general.fields[i];
+      bool same_number = std::memcmp(&a.number, &b.number, sizeof(double)) == 0 ||
+                         (std::isnan(a.number) && std::isnan(b.number));
+      if (fast.key(a) != general.key(b) || a.kind != b.kind || a.depth != b.depth || !same_number ||
+          (a.kind == ValueKind::string && fast.str(a) != general.str(b))) {
+        mismatch("field " + std::to_string(i) + " differs");
+        break;
+      }
+    }
+  }
+  // Both outcomes must be well represented for the comparison to mean something.
+  EXPECT_GT(accepted, 2000);
+  EXPECT_GT(rejected, 2000);
+}
 
 }  // namespace

@@ -204,7 +204,9 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
-  std::string path(const std::string& relative = "") const { return (path_ / relative).string(); }
+  std::string path(const std::string& relative = "") const {
+    return relative.empty() ? path_.string() : (path_ / relative).string();
+  }
 
   // Writes `bytes` to `relative`, creating parent folders; returns the full path.
   std::string write(const std::string& relative, std::string_view bytes) const {

@@ -1,6 +1,6 @@
 // JSON Lines: long-form events, wide records and verl's file logger, decided per line (files mix them rarely, but
 // deciding per line costs nothing and never misreads a file whose first line is unusual).
-#include <map>
+#include <array>
 
 #include "io/line_format.h"
 
@@ -19,14 +19,13 @@ class JsonlFormat final : public LineFormat {
                         "malformed JSON at column " + std::to_string(error.offset + 1) + ": " + error.message);
       return;
     }
-    if (RecordInterpreter::is_long_form(record_)) {
-      ++kinds_["long-form events"];
-      records_.long_form(record_, number);
+    if (records_.long_form_if_event(record_, number)) {
+      ++kinds_[LONG_FORM];
     } else if (records_.is_verl(record_)) {
-      ++kinds_["verl file logger"];
+      ++kinds_[VERL];
       records_.wide(record_, number, std::nullopt, "data/");
     } else {
-      ++kinds_["wide records"];
+      ++kinds_[WIDE];
       // Wide records without a step are numbered in order.
       if (records_.wide(record_, number, next_index_)) ++next_index_;
     }
@@ -34,11 +33,18 @@ class JsonlFormat final : public LineFormat {
 
   std::string detail() const override {
     std::string out;
-    for (const auto& [kind, count] : kinds_) out += (out.empty() ? "" : ", ") + kind;
+    for (size_t kind = 0; kind < kinds_.size(); ++kind) {
+      if (kinds_[kind] > 0) out += (out.empty() ? "" : ", ") + std::string(KIND_NAMES[kind]);
+    }
     return "jsonl (" + (out.empty() ? std::string("no records") : out) + ")";
   }
 
  private:
+  // Counted per line, so plain counters rather than a map keyed by name. Listed in detail() in this (alphabetical)
+  // order.
+  enum Kind : size_t { LONG_FORM, VERL, WIDE };
+  static constexpr const char* KIND_NAMES[] = {"long-form events", "verl file logger", "wide records"};
+
   static bool is_blank(std::string_view s) {
     for (char c : s) {
       if (c != ' ' && c != '\t' && c != '\r') return false;
@@ -49,7 +55,7 @@ class JsonlFormat final : public LineFormat {
   ReadContext& context_;
   RecordInterpreter records_;
   FlatRecord record_;
-  std::map<std::string, uint64_t> kinds_;
+  std::array<uint64_t, 3> kinds_{};
   int64_t next_index_ = 0;
 };
 

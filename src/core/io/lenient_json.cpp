@@ -46,6 +46,53 @@ size_t find_quote_or_backslash(std::string_view text, size_t pos, char quote) {
   return pos;
 }
 
+constexpr uint64_t POW10_INT[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+// The value of eight ASCII digits loaded little-endian (first digit in the lowest byte): digits are combined
+// pairwise, then in fours, then in eights, with one multiplication each.
+inline uint64_t eight_digits(uint64_t chunk) {
+  chunk = ((chunk & 0x0F0F0F0F0F0F0F0F) * 2561) >> 8;
+  chunk = ((chunk & 0x00FF00FF00FF00FF) * 6553601) >> 16;
+  return ((chunk & 0x0000FFFF0000FFFF) * 42949672960001) >> 32;
+}
+
+// Bytes of zeros that parse_flat_object appends after its copy of a line, so that the fast scanner may read a
+// whole word or vector past any position up to the end of the line without checking (zero is neither a digit, a
+// quote, a backslash nor space, so every scan stops at the end by itself).
+constexpr size_t PADDING = 16;
+
+// Appends the decimal digits at s[p...] to `mantissa` (modulo 2^64), advancing p; returns how many there were. Logged
+// numbers are 1 to 17 digits, so where eight bytes are readable they are taken as one word (SWAR): the run of
+// leading digit bytes is found with one mask and shifted to the top. `Padded`: PADDING readable bytes follow s[n).
+// Inlined: it runs two or three times per number.
+template <bool Padded>
+[[gnu::always_inline]] inline size_t accumulate_digits(const char* s, size_t& p, size_t n, uint64_t& mantissa) {
+  size_t begin = p;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  while (Padded || p + 8 <= n) {
+    uint64_t chunk = 0;
+    std::memcpy(&chunk, s + p, 8);  // little-endian: the first character is the lowest byte
+    // Zero bytes exactly where the byte is '0'..'9': the high nibble is 3 and adding 6 does not pass 9. A carry out
+    // of a non-digit byte can only spoil the bytes after it, which are not looked at.
+    uint64_t non_digits = ((chunk & 0xF0F0F0F0F0F0F0F0) | (((chunk + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)) ^
+                          0x3333333333333333;
+    if (non_digits == 0) {  // eight digits: the middle of a long fraction
+      mantissa = mantissa * 100000000 + eight_digits(chunk);
+      p += 8;
+      continue;
+    }
+    auto count = static_cast<size_t>(__builtin_ctzll(non_digits)) / 8;
+    if (count == 0) break;
+    // Drop the bytes after the digits; zeros shifted in read as leading zero digits.
+    mantissa = mantissa * POW10_INT[count] + eight_digits(chunk << (8 * (8 - count)));
+    p += count;
+    return p - begin;
+  }
+#endif
+  for (; p < n && is_digit(s[p]); ++p) mantissa = mantissa * 10 + static_cast<uint64_t>(s[p] - '0');
+  return p - begin;
+}
+
 // Exact powers of ten for the fast number path: 10^22 is the largest a double holds exactly, 10^27 the largest an
 // x87 extended double does (5^27 < 2^64).
 constexpr double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
@@ -121,6 +168,98 @@ bool equals_any(std::string_view s, std::initializer_list<std::string_view> word
   return false;
 }
 
+// For the fast scanner: whether a[0, len) == b[0, len), where both may be read 16 bytes past len.
+bool same_padded_bytes(const char* a, const char* b, size_t len) {
+#if defined(__SSE2__)
+  for (;; a += 16, b += 16, len -= 16) {
+    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+    __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    auto equal = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)));
+    if (len <= 16) return (~equal & ((1u << len) - 1)) == 0;
+    if (equal != 0xFFFF) return false;
+  }
+#else
+  return std::memcmp(a, b, len) == 0;
+#endif
+}
+
+// For the fast scanner: the closing '"' of a string whose opening quote is at s[pos - 1], or NO_QUOTE when the
+// string holds an escape or is not closed. Reads 16 bytes at a time, relying on the padding after s[n).
+constexpr size_t NO_QUOTE = ~size_t{0};
+size_t find_closing_quote(const char* s, size_t pos, size_t n) {
+#if defined(__SSE2__)
+  const __m128i quotes = _mm_set1_epi8('"');
+  const __m128i backslashes = _mm_set1_epi8('\\');
+  while (pos < n) {
+    __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + pos));
+    auto q = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, quotes)));
+    auto b = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, backslashes)));
+    if ((q | b) != 0) {
+      // Both masks at once: whether a backslash comes first is known without reading the byte again.
+      unsigned first = (q | b) & (0u - (q | b));
+      if ((b & first) != 0) return NO_QUOTE;
+      return pos + static_cast<size_t>(__builtin_ctz(q));
+    }
+    pos += 16;
+  }
+  return NO_QUOTE;
+#else
+  for (; pos < n; ++pos) {
+    if (s[pos] == '"') return pos;
+    if (s[pos] == '\\') return NO_QUOTE;
+  }
+  return NO_QUOTE;
+#endif
+}
+
+// A plain decimal number (-?digits[.digits][e[+-]digits]) with at most 19 significant digits, which is what loggers
+// write almost always, converted without from_chars. Leaves the cursor alone and returns false for anything else
+// (words, wrappers, long or odd numbers), which number_or_word then reads the general way, with identical results.
+// On success `pos` is moved past the number.
+template <bool Padded>
+bool scan_plain_number(const char* s, size_t& pos, size_t n, double& number) {
+  size_t p = pos;
+  bool negative = s[p] == '-';
+  if (negative) ++p;
+  if (p >= n || !is_digit(s[p])) return false;
+  const size_t digits_begin = p;
+  // Accumulated modulo 2^64; exact whenever there are at most 19 significant digits (checked below).
+  uint64_t mantissa = 0;
+  size_t digits = accumulate_digits<Padded>(s, p, n, mantissa);
+  int exp10 = 0;
+  if (p < n && s[p] == '.') {
+    ++p;
+    size_t fraction = accumulate_digits<Padded>(s, p, n, mantissa);
+    digits += fraction;
+    exp10 = -static_cast<int>(fraction);
+  }
+  if (digits > 19) {
+    // Leading zeros ("0.000123...") are not significant and left the mantissa at 0; count the rest.
+    size_t zeros = 0;
+    for (size_t i = digits_begin; i < p && (s[i] == '0' || s[i] == '.'); ++i) zeros += s[i] == '0';
+    if (digits - zeros > 19) return false;  // the mantissa may have wrapped: from_chars decides
+  }
+  if (p < n && (s[p] == 'e' || s[p] == 'E')) {
+    ++p;
+    bool negative_exponent = p < n && s[p] == '-';
+    if (p < n && (s[p] == '-' || s[p] == '+')) ++p;
+    if (p >= n || !is_digit(s[p])) return false;
+    int e = 0;
+    for (; p < n && is_digit(s[p]); ++p) {
+      if (e > 10000) return false;
+      e = e * 10 + (s[p] - '0');
+    }
+    exp10 += negative_exponent ? -e : e;
+  }
+  // The token must end here: "1e5x", "1_000" or "0x10" are read (and rejected) by the general path.
+  if (p < n && is_token_char(s[p])) return false;
+  double value = 0.0;
+  if (mantissa != 0 && !decimal_to_double(mantissa, exp10, value)) return false;
+  number = negative ? -value : value;
+  pos = p;
+  return true;
+}
+
 }  // namespace
 
 bool parse_number(std::string_view text, double& value) {
@@ -148,11 +287,8 @@ bool parse_number(std::string_view text, double& value) {
   if (ptr != body.data() + body.size()) return false;
   if (ec == std::errc::result_out_of_range) {
     // 1e400 is, for a training metric, an overflow to infinity; 1e-400 an underflow to zero. strtod knows which.
-    char buffer[64];
-    if (body.size() >= sizeof(buffer)) return false;
-    std::memcpy(buffer, body.data(), body.size());
-    buffer[body.size()] = '\0';
-    parsed = std::strtod(buffer, nullptr);
+    std::string terminated(body);  // rare: strtod needs a NUL-terminated copy, of any length
+    parsed = std::strtod(terminated.c_str(), nullptr);
   } else if (ec != std::errc()) {
     return false;
   }
@@ -162,7 +298,7 @@ bool parse_number(std::string_view text, double& value) {
 
 bool LenientParser::fail(std::string message) {
   if (error_.message.empty()) {
-    error_.offset = pos_;
+    error_.offset = pos_ < text_.size() ? pos_ : text_.size();
     error_.message = std::move(message);
   }
   return false;
@@ -257,51 +393,8 @@ bool LenientParser::string(std::string& out) {
   return string_into(out, b, l, true);
 }
 
-// A plain decimal number (-?digits[.digits][e[+-]digits]) with at most 19 significant digits, which is what loggers
-// write almost always, converted without from_chars. Leaves the cursor alone and returns false for anything else
-// (words, wrappers, long or odd numbers), which number_or_word then reads the general way, with identical results.
 bool LenientParser::plain_number(double& number) {
-  const char* s = text_.data();
-  const size_t n = text_.size();
-  size_t p = pos_;
-  bool negative = s[p] == '-';
-  if (negative) ++p;
-  if (p >= n || !is_digit(s[p])) return false;
-  uint64_t mantissa = 0;
-  int significant = 0;
-  int exp10 = 0;
-  auto add_digit = [&](char c) {
-    auto d = static_cast<uint64_t>(c - '0');
-    significant += (mantissa != 0 || d != 0);  // leading zeros are not significant
-    mantissa = mantissa * 10 + d;
-  };
-  for (; p < n && is_digit(s[p]); ++p) add_digit(s[p]);
-  if (p < n && s[p] == '.') {
-    for (++p; p < n && is_digit(s[p]); ++p) {
-      add_digit(s[p]);
-      --exp10;
-    }
-  }
-  if (significant > 19) return false;  // the mantissa may have wrapped: from_chars decides
-  if (p < n && (s[p] == 'e' || s[p] == 'E')) {
-    ++p;
-    bool negative_exponent = p < n && s[p] == '-';
-    if (p < n && (s[p] == '-' || s[p] == '+')) ++p;
-    if (p >= n || !is_digit(s[p])) return false;
-    int e = 0;
-    for (; p < n && is_digit(s[p]); ++p) {
-      if (e > 10000) return false;
-      e = e * 10 + (s[p] - '0');
-    }
-    exp10 += negative_exponent ? -e : e;
-  }
-  // The token must end here: "1e5x", "1_000" or "0x10" are read (and rejected) by the general path.
-  if (p < n && is_token_char(s[p])) return false;
-  double value = 0.0;
-  if (mantissa != 0 && !decimal_to_double(mantissa, exp10, value)) return false;
-  number = negative ? -value : value;
-  pos_ = p;
-  return true;
+  return scan_plain_number<false>(text_.data(), pos_, text_.size(), number);
 }
 
 bool LenientParser::number_or_word(FlatRecord& out, ValueKind& kind, double& number, uint32_t& str_begin,
@@ -333,7 +426,7 @@ bool LenientParser::number_or_word(FlatRecord& out, ValueKind& kind, double& num
     while (pos_ < text_.size() && parens > 0) {
       char d = text_[pos_++];
       if (quote) {
-        if (d == '\\') ++pos_;
+        if (d == '\\' && pos_ < text_.size()) ++pos_;  // an escape at the very end must not step past it
         else if (d == quote) quote = 0;
       } else if (d == '\'' || d == '"') {
         quote = d;
@@ -376,9 +469,13 @@ bool LenientParser::value_into(FlatRecord& out, uint32_t key_begin, uint32_t key
     ++out.skipped_lists;
     return skip_value_at(static_cast<int>(depth) + 1);
   }
-  FlatField f{key_begin, key_len, depth, ValueKind::number, 0.0, 0, 0};
-  if (!number_or_word(out, f.kind, f.number, f.str_begin, f.str_len, static_cast<int>(depth))) return false;
-  out.fields.push_back(f);
+  // Filled in place: a field built on the stack and copied was slower (its parts are written one by one, then read
+  // back whole). number_or_word touches only the arena, so the reference stays valid.
+  FlatField& f = out.fields.emplace_back(FlatField{key_begin, key_len, depth, ValueKind::number, 0.0, 0, 0});
+  if (!number_or_word(out, f.kind, f.number, f.str_begin, f.str_len, static_cast<int>(depth))) {
+    out.fields.pop_back();
+    return false;
+  }
   return true;
 }
 
@@ -462,12 +559,129 @@ bool LenientParser::skip_value_at(int depth) {
 
 bool LenientParser::skip_value() { return skip_value_at(0); }
 
+// The shape nearly every JSONL line has: one flat object of double-quoted, escape-free keys whose values are plain
+// numbers, escape-free double-quoted strings, or the words json.dumps writes (NaN, Infinity, -Infinity, null, true,
+// false). Read in one tight loop, because the general parser's generality (quote styles, nesting, prefixes, wrappers,
+// error reporting) costs more per field than the field itself. Returns false at the first thing outside that shape
+// (nesting, lists, escapes, single quotes, Python words, wrappers, malformed text) and the caller starts over with
+// the general parser; for every line accepted here the general parser yields the same fields.
+//
+// It reads the copy of the text in the arena (mirror_in), which parse_flat_object follows with PADDING zero bytes:
+// scans need no bounds checks, because a zero byte ends every one of them.
+bool LenientParser::simple_object(FlatRecord& out) {
+  const char* s = out.arena.data() + mirror_base_;
+  const size_t n = text_.size();
+  size_t p = pos_;
+  auto skip = [&] {
+    while (is_space(s[p])) ++p;
+  };
+  // A word is only that word when the token ends with it ("NaNx" is one bad token).
+  auto word = [&](std::string_view w) {
+    if (n - p < w.size() || std::memcmp(s + p, w.data(), w.size()) != 0 || is_token_char(s[p + w.size()])) {
+      return false;
+    }
+    p += w.size();
+    return true;
+  };
+  const std::vector<FlatRecord::KeyShape>& shape = out.shape;
+  out.next_shape.clear();
+  bool same_shape = true;
+  skip();
+  if (s[p] != '{') return false;
+  ++p;
+  for (size_t index = 0;; ++index) {
+    skip();
+    if (s[p] != '"') return false;
+    const size_t spelling_begin = p;
+    size_t key_begin = p + 1;
+    size_t key_end = 0;
+    if (index < shape.size() && shape[index].len <= n - p &&
+        same_padded_bytes(s + p, out.shape_text.data() + shape[index].begin, shape[index].len)) {
+      // Spelled as last time: the key ends where it ended then, and the ':' is behind us.
+      key_end = key_begin + shape[index].key_len;
+      p += shape[index].len;
+    } else {
+      same_shape = false;
+      key_end = find_closing_quote(s, key_begin, n);
+      if (key_end == NO_QUOTE) return false;
+      p = key_end + 1;
+      skip();
+      if (s[p] != ':') return false;
+      ++p;
+    }
+    skip();
+    out.next_shape.push_back({static_cast<uint32_t>(spelling_begin), static_cast<uint32_t>(p - spelling_begin),
+                              static_cast<uint32_t>(key_end - key_begin)});
+    FlatField& f = out.fields.emplace_back(FlatField{mirror_base_ + static_cast<uint32_t>(key_begin),
+                                                     static_cast<uint32_t>(key_end - key_begin), 0,
+                                                     ValueKind::number, 0.0, 0, 0});
+    char c = s[p];
+    if (c == '"') {
+      size_t end = find_closing_quote(s, p + 1, n);
+      if (end == NO_QUOTE) return false;
+      f.kind = ValueKind::string;
+      f.str_begin = mirror_base_ + static_cast<uint32_t>(p + 1);
+      f.str_len = static_cast<uint32_t>(end - p - 1);
+      p = end + 1;
+    } else if (is_digit(c) || c == '-') {
+      if (!scan_plain_number<true>(s, p, n, f.number)) {
+        if (!word("-Infinity")) return false;
+        f.number = -std::numeric_limits<double>::infinity();
+      }
+    } else if (word("NaN")) {
+      f.number = std::numeric_limits<double>::quiet_NaN();
+    } else if (word("Infinity")) {
+      f.number = std::numeric_limits<double>::infinity();
+    } else if (word("null")) {
+      f.kind = ValueKind::null;
+      f.number = std::numeric_limits<double>::quiet_NaN();
+    } else if (word("true")) {
+      f.kind = ValueKind::boolean;
+      f.number = 1.0;
+    } else if (word("false")) {
+      f.kind = ValueKind::boolean;
+      f.number = 0.0;
+    } else {
+      return false;
+    }
+    skip();
+    if (s[p] == ',') {
+      ++p;
+      continue;
+    }
+    if (s[p] != '}') return false;
+    ++p;
+    break;
+  }
+  skip();
+  if (p != n) return false;
+  pos_ = p;
+  if (!same_shape || out.next_shape.size() != shape.size()) {
+    // Learn this record's spellings for the next one.
+    out.shape_text.clear();
+    for (auto& k : out.next_shape) {
+      uint32_t begin = static_cast<uint32_t>(out.shape_text.size());
+      out.shape_text.append(s + k.begin, k.len);
+      k.begin = begin;
+    }
+    out.shape_text.append(PADDING, '\0');
+    out.shape.swap(out.next_shape);
+  }
+  return true;
+}
+
 bool parse_flat_object(std::string_view text, FlatRecord& out, ParseError& error) {
   LenientParser parser(text);
   out.clear();
-  // One copy of the whole line, so that its keys and strings can be referenced instead of appended one by one.
+  // One copy of the whole line, so that its keys and strings can be referenced instead of appended one by one,
+  // followed by the padding the fast scanner relies on.
   out.arena.append(text);
+  out.arena.append(PADDING, '\0');
   parser.mirror_in(out.arena, 0);
+  if (parser.simple_object(out)) return true;
+  // The general parser starts over; the arena keeps the copy of the text.
+  out.fields.clear();
+  parser.pos_ = 0;
   bool ok = parser.flat_object(out);
   if (ok) {
     parser.skip_space();

@@ -33,6 +33,18 @@ struct FlatRecord {
   std::string arena;
   uint32_t skipped_lists = 0;
 
+  // Kept across records (clear() leaves it) for parse_flat_object's fast scanner: how the keys of the last record it
+  // read were written, by position: '"' + key + '"' + ':' and the space up to the value. Loggers write the same keys
+  // in the same order on every line, so each key is compared with its predecessor instead of being scanned for.
+  struct KeyShape {
+    uint32_t begin;    // into shape_text (or, while collecting, into the text)
+    uint32_t len;
+    uint32_t key_len;
+  };
+  std::string shape_text;             // the spellings back to back, then zero padding
+  std::vector<KeyShape> shape;
+  std::vector<KeyShape> next_shape;   // collected while reading a record
+
   void clear() {
     fields.clear();
     arena.clear();
@@ -101,6 +113,8 @@ class LenientParser {
   bool number_or_word(FlatRecord& out, ValueKind& kind, double& number, uint32_t& str_begin, uint32_t& str_len,
                       int depth);
   bool plain_number(double& number);
+  bool simple_object(FlatRecord& out);
+  friend bool parse_flat_object(std::string_view text, FlatRecord& out, ParseError& error);
   bool skip_value_at(int depth);
 
   std::string_view text_;
@@ -111,7 +125,8 @@ class LenientParser {
   std::string scratch_;  // keys and strings inside skipped lists and objects
 };
 
-// Parses a whole line or text that must hold exactly one object (trailing space allowed).
+// Parses a whole line or text that must hold exactly one object (trailing space allowed). The text is copied into
+// the arena once; keys and strings without escapes point into that copy.
 bool parse_flat_object(std::string_view text, FlatRecord& out, ParseError& error);
 
 // Parses a number as Python prints it: JSON numbers, nan/NaN, inf/Infinity with sign, and "1e-05"-style forms.

@@ -1,5 +1,7 @@
 #include "io/point_emitter.h"
 
+#include <cstring>
+
 namespace rldk::io {
 
 PointEmitter::PointEmitter(SourceInfo source, const ReadOptions& options, PointSink& sink)
@@ -23,6 +25,31 @@ PointEmitter::RunSlot& PointEmitter::slot_for(std::string_view run_id) {
   return *(last_ = runs_.back().get());
 }
 
+// A cheap hash for the name cache: the length and the first and last eight bytes. Names that share all of those
+// only share a cache slot; correctness never depends on the hash.
+size_t PointEmitter::name_cache_index(std::string_view name) {
+  uint64_t head = 0;
+  uint64_t tail = 0;
+  if (name.size() >= 8) {
+    std::memcpy(&head, name.data(), 8);
+    std::memcpy(&tail, name.data() + name.size() - 8, 8);
+  } else if (!name.empty()) {
+    std::memcpy(&head, name.data(), name.size());
+  }
+  uint64_t h = (head ^ (tail * 0x9E3779B97F4A7C15) ^ name.size()) * 0xD6E8FEB86659FD93;
+  return static_cast<size_t>(h >> (64 - NAME_CACHE_BITS));
+}
+
+uint32_t PointEmitter::metric_index(uint32_t run, std::string_view raw_name) {
+  RunSlot& slot = *runs_[run];
+  CachedName& cached = slot.name_cache[name_cache_index(raw_name)];
+  if (cached.metric != NO_METRIC && cached.name == raw_name) return cached.metric;
+  uint32_t metric = metric_for(slot, raw_name);
+  cached.name = slot.raw_to_metric.find(raw_name)->first;  // the owned copy, stable in the deque
+  cached.metric = metric;
+  return metric;
+}
+
 uint32_t PointEmitter::metric_for(RunSlot& slot, std::string_view raw_name) {
   if (auto it = slot.raw_to_metric.find(raw_name); it != slot.raw_to_metric.end()) return it->second;
   const std::string& raw = slot.names.emplace_back(raw_name);
@@ -37,10 +64,24 @@ uint32_t PointEmitter::metric_for(RunSlot& slot, std::string_view raw_name) {
   return it->second;
 }
 
-void PointEmitter::emit(std::string_view run_id, std::string_view raw_name, int64_t step, double value,
-                        double wall_time, uint64_t line) {
-  RunSlot& slot = slot_for(run_id);
-  uint32_t metric = metric_for(slot, raw_name);
+void PointEmitter::prepare_record(uint32_t run, const std::vector<std::pair<uint32_t, double>>& points,
+                                  int64_t step, uint64_t line) {
+  RunSlot& slot = *runs_[run];
+  for (const auto& [metric, value] : points) {
+    const MetricState& state = slot.metrics[metric];
+    if (state.has_point && step < state.last_step && state.last_segment == slot.segment) {
+      // emit_at sees these metrics' last points in an older segment and does not restart again.
+      ++slot.segment;
+      slot.segment_open = true;
+      sink_.on_segment(slot.id, Segment{slot.segment, step, step, line});
+      return;
+    }
+  }
+}
+
+void PointEmitter::emit_at(uint32_t run, uint32_t metric, int64_t step, double value, double wall_time,
+                           uint64_t line) {
+  RunSlot& slot = *runs_[run];
   MetricState& state = slot.metrics[metric];
   // A step going backwards within the current segment means the trainer restarted (resumed from a checkpoint):
   // a new segment. A metric whose last point lies in an older segment is simply catching up with the restart.

@@ -30,6 +30,11 @@ bool step_from_number(double value, int64_t& step) {
   return true;
 }
 
+std::string_view RecordInterpreter::strip(std::string_view key, std::string_view prefix) {
+  if (!prefix.empty() && key.substr(0, prefix.size()) == prefix) key.remove_prefix(prefix.size());
+  return key;
+}
+
 FieldRole RecordInterpreter::role(std::string_view key) {
   // Keys repeat on every record: look each one up in the dictionary once.
   auto it = roles_.find(key);
@@ -58,7 +63,13 @@ double RecordInterpreter::time_of(const FlatRecord& record, const FlatField& fie
   if (field.kind == ValueKind::string) {
     std::string_view s = record.str(field);
     double number = 0;
-    if (parse_iso8601(s, t)) return t;
+    if (has_last_time_ && s == last_time_text_) return last_time_;
+    if (parse_iso8601(s, t)) {
+      last_time_text_.assign(s);
+      last_time_ = t;
+      has_last_time_ = true;
+      return t;
+    }
     if (parse_number(s, number) && std::isfinite(number)) return epoch_seconds_from_number(number);
   }
   if (field.kind != ValueKind::null) {
@@ -68,16 +79,34 @@ double RecordInterpreter::time_of(const FlatRecord& record, const FlatField& fie
   return NO_TIME;
 }
 
-bool RecordInterpreter::is_long_form(const FlatRecord& record) {
-  bool name = false, value = false;
+RecordInterpreter::EventFields RecordInterpreter::event_fields(const FlatRecord& record) {
+  EventFields event;
   for (const auto& f : record.fields) {
-    if (f.depth != 0) continue;
+    if (f.depth != 0) continue;  // tags and meta are carried by EventWriter, not needed for series
     std::string_view key = record.key(f);
-    if (key == "name") name = f.kind == ValueKind::string;
-    else if (key == "value") value = true;
+    // By length first: every key of every line goes through here.
+    switch (key.size()) {
+      case 4:
+        if (key == "name") event.name = &f;
+        else if (key == "step") event.step = &f;
+        else if (key == "time") event.time = &f;
+        break;
+      case 5:
+        if (key == "value") event.value = &f;
+        break;
+      case 6:
+        if (key == "run_id" && f.kind == ValueKind::string) event.run_id = record.str(f);
+        break;
+      case 9:
+        if (key == "wall_time" || key == "timestamp") event.time = &f;
+        break;
+      default: break;
+    }
   }
-  return name && value;
+  return event;
 }
+
+bool RecordInterpreter::is_long_form(const FlatRecord& record) { return event_fields(record).is_event(); }
 
 bool RecordInterpreter::is_verl(const FlatRecord& record) {
   bool any_data = false;
@@ -94,29 +123,44 @@ bool RecordInterpreter::is_verl(const FlatRecord& record) {
   return any_data;
 }
 
+const RecordInterpreter::Column& RecordInterpreter::column(size_t index, std::string_view key,
+                                                           std::string_view strip_prefix) {
+  if (index >= columns_.size()) columns_.resize(index + 1);
+  Column& c = columns_[index];
+  if (!c.known || c.key != key) {
+    c.known = true;
+    c.key.assign(key);
+    // The role is that of the name the metric will have: verl's data/training/global_step is a step field.
+    std::string_view name = strip(key, strip_prefix);
+    c.role = role(name);
+    c.step_priority = c.role == FieldRole::step ? context_.emitter.dictionary().step_key_priority(name) : -1;
+    c.run = NO_RUN;
+  }
+  return c;
+}
+
 std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_t line,
                                                std::optional<int64_t> fallback_step, std::string_view strip_prefix) {
-  const MetricDictionary& dict = context_.emitter.dictionary();
+  if (strip_prefix != columns_strip_) {
+    for (auto& c : columns_) c.known = false;  // roles and metric ids depend on the prefix
+    columns_strip_.assign(strip_prefix);
+  }
   // Pass 1: the step (best-priority step key), time and run id. Keys may come in any order (sorted JSON puts "step"
   // after most metrics), so they are found before any metric is emitted.
   int best_priority = -1;
   const FlatField* step_field = nullptr;
   const FlatField* time_field = nullptr;
   std::string_view run_id;
-  field_roles_.clear();
-  for (const auto& f : record.fields) {
-    std::string_view key = record.key(f);
-    FieldRole r = role(key);
-    field_roles_.push_back(r);
-    switch (r) {
-      case FieldRole::step: {
-        int p = dict.step_key_priority(key);
-        if (step_field == nullptr || p < best_priority) {
+  for (size_t i = 0; i < record.fields.size(); ++i) {
+    const FlatField& f = record.fields[i];
+    const Column& c = column(i, record.key(f), strip_prefix);
+    switch (c.role) {
+      case FieldRole::step:
+        if (step_field == nullptr || c.step_priority < best_priority) {
           step_field = &f;
-          best_priority = p;
+          best_priority = c.step_priority;
         }
         break;
-      }
       case FieldRole::time: time_field = &f; break;
       case FieldRole::run_id:
         if (f.kind == ValueKind::string) run_id = record.str(f);
@@ -140,36 +184,47 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
     return std::nullopt;
   }
   double wall_time = time_field ? time_of(record, *time_field, line) : NO_TIME;
-  // Pass 2: every metric.
+  // Pass 2: every metric. The run is looked up at the first metric, as emit() would, so that a record without
+  // metrics announces no run. Points are collected first so that a restart is decided once for the whole record
+  // (all its points share a segment, whatever the key order).
+  uint32_t run = NO_RUN;
+  record_points_.clear();
   for (size_t i = 0; i < record.fields.size(); ++i) {
     const FlatField& f = record.fields[i];
-    if (field_roles_[i] != FieldRole::metric) continue;
-    std::string_view key = record.key(f);
+    Column& c = columns_[i];
+    if (c.role != FieldRole::metric) continue;
     double value = 0;
     if (!value_of(record, f, value)) continue;  // text fields (phase names, notes) are not metrics
-    if (!strip_prefix.empty() && key.substr(0, strip_prefix.size()) == strip_prefix) {
-      key.remove_prefix(strip_prefix.size());
+    if (run == NO_RUN) run = context_.emitter.run_index(run_id);
+    if (c.run != run) {
+      c.metric = context_.emitter.metric_index(run, strip(record.key(f), strip_prefix));
+      c.run = run;
     }
-    context_.emitter.emit(run_id, key, step, value, wall_time, line);
+    record_points_.push_back({c.metric, value});
   }
+  if (run == NO_RUN) return step;
+  context_.emitter.prepare_record(run, record_points_, step, line);
+  for (const auto& [metric, value] : record_points_) context_.emitter.emit_at(run, metric, step, value, wall_time, line);
   return step;
 }
 
 void RecordInterpreter::long_form(const FlatRecord& record, uint64_t line) {
-  const FlatField* name = nullptr;
-  const FlatField* value = nullptr;
-  const FlatField* step = nullptr;
-  const FlatField* time = nullptr;
-  std::string_view run_id;
-  for (const auto& f : record.fields) {
-    if (f.depth != 0) continue;  // tags and meta are carried by EventWriter, not needed for series
-    std::string_view key = record.key(f);
-    if (key == "name") name = &f;
-    else if (key == "value") value = &f;
-    else if (key == "step") step = &f;
-    else if (key == "time" || key == "wall_time" || key == "timestamp") time = &f;
-    else if (key == "run_id" && f.kind == ValueKind::string) run_id = record.str(f);
-  }
+  emit_event(record, event_fields(record), line);
+}
+
+bool RecordInterpreter::long_form_if_event(const FlatRecord& record, uint64_t line) {
+  EventFields event = event_fields(record);
+  if (!event.is_event()) return false;
+  emit_event(record, event, line);
+  return true;
+}
+
+void RecordInterpreter::emit_event(const FlatRecord& record, const EventFields& event, uint64_t line) {
+  const FlatField* name = event.name;
+  const FlatField* value = event.value;
+  const FlatField* step = event.step;
+  const FlatField* time = event.time;
+  std::string_view run_id = event.run_id;
   std::string_view metric = record.str(*name);
   if (metric.empty()) {
     context_.diagnose("bad_event", line, "event has an empty name; skipped");

@@ -40,6 +40,9 @@ class RecordInterpreter {
                               std::string_view strip_prefix = {});
   // Emits a long-form event {"time","step","name","value","run_id","tags","meta"}.
   void long_form(const FlatRecord& record, uint64_t line);
+  // is_long_form and long_form in one pass over the fields: emits and returns true for a long-form event, returns
+  // false (and does nothing) for anything else.
+  bool long_form_if_event(const FlatRecord& record, uint64_t line);
 
   // True when the record looks like a long-form event (top-level string "name" and a "value").
   static bool is_long_form(const FlatRecord& record);
@@ -49,13 +52,45 @@ class RecordInterpreter {
   FieldRole role(std::string_view key);
 
  private:
+  // The top-level fields a long-form event is made of (the last one wins where a key repeats).
+  struct EventFields {
+    const FlatField* name = nullptr;
+    const FlatField* value = nullptr;
+    const FlatField* step = nullptr;
+    const FlatField* time = nullptr;
+    std::string_view run_id;
+    bool is_event() const { return name != nullptr && name->kind == ValueKind::string && value != nullptr; }
+  };
+  // What is known about the key at one position of a wide record. Loggers write the same keys in the same order
+  // every step, so comparing the key with the one seen last time at this position replaces two hash lookups (the
+  // field's role, the metric's id) per field.
+  struct Column {
+    bool known = false;
+    std::string key;
+    FieldRole role = FieldRole::metric;
+    int step_priority = -1;
+    uint32_t run = NO_RUN;  // the metric id below belongs to this run (NO_RUN: not known yet)
+    uint32_t metric = 0;
+  };
+  static constexpr uint32_t NO_RUN = UINT32_MAX;
+
+  static EventFields event_fields(const FlatRecord& record);
+  void emit_event(const FlatRecord& record, const EventFields& event, uint64_t line);
+  const Column& column(size_t index, std::string_view key, std::string_view strip_prefix);
+  static std::string_view strip(std::string_view key, std::string_view prefix);
   bool value_of(const FlatRecord& record, const FlatField& field, double& value) const;
   double time_of(const FlatRecord& record, const FlatField& field, uint64_t line);
 
   ReadContext& context_;
   std::deque<std::string> role_keys_;  // owns the keys of roles_
   std::unordered_map<std::string_view, FieldRole> roles_;
-  std::vector<FieldRole> field_roles_;  // per field of the record being interpreted
+  std::vector<Column> columns_;    // by field position, from earlier wide records
+  std::string columns_strip_;      // the strip_prefix the columns' roles and metric ids were made with
+  std::vector<std::pair<uint32_t, double>> record_points_;  // metric id and value of the record being emitted
+  // The last timestamp text that parsed as ISO-8601, and its value: the events of one step share their timestamp.
+  std::string last_time_text_;
+  double last_time_ = 0.0;
+  bool has_last_time_ = false;
 };
 
 }  // namespace rldk::io

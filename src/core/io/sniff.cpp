@@ -52,7 +52,12 @@ Format sniff_format(std::string_view first_line, std::string_view path) {
   while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
   while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
   if (line.empty()) return Format::unknown;
-  if (line.front() == '[') return Format::json_document;
+  if (line.front() == '[') {
+    // A JSON array, not a log prefix such as "[2024-05-01 12:00:00,000] [INFO]" (DeepSpeed, Hydra).
+    std::string_view rest = line.substr(1);
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    if (rest.empty() || rest.front() == '{' || rest.front() == '[' || rest.front() == ']') return Format::json_document;
+  }
   if (line.front() == '{') {
     if (line.find("\"log_history\"") != std::string_view::npos) return Format::json_document;
     if (line.size() >= 2 && line[1] == '\'') return Format::console;  // an HF/TRL dict repr

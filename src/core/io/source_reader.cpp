@@ -46,15 +46,15 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
     reader.feed(std::string_view(buffer.data(), n));
     if (reader.binary()) break;
   }
-  if (reader.binary()) {
-    return Error{ErrorCode::unrecognized, "binary data, not a run log (expected JSONL, CSV, JSON or console text)",
-                 path};
-  }
   std::string problem = source.value()->problem();
   if (!problem.empty()) {
     diagnostics.add(Diagnostic{"truncated_input", path, reader.lines(), problem + "; data up to here was kept"});
   }
-  reader.finish();
+  reader.finish();  // also reads a last line without a newline
+  if (reader.binary()) {
+    return Error{ErrorCode::unrecognized, "binary data, not a run log (expected JSONL, CSV, JSON or console text)",
+                 path};
+  }
   if (reader.points() == 0) {
     std::string why = reader.lines() == 0 ? "the file is empty" : "no metrics found in " +
                                                                       std::to_string(reader.lines()) + " lines";
@@ -66,6 +66,16 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
 }
 
 }  // namespace
+
+bool parse_format_name(const std::string& name, Format& format) {
+  for (Format f : {Format::unknown, Format::jsonl, Format::json_document, Format::csv, Format::tsv, Format::console}) {
+    if (name == (f == Format::unknown ? "auto" : format_name(f))) {
+      format = f;
+      return true;
+    }
+  }
+  return false;
+}
 
 Status read_source(const std::string& path, const ReadOptions& options, PointSink& sink, Diagnostics& diagnostics) {
   auto files = io::list_source_files(path);

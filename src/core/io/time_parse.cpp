@@ -17,6 +17,12 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
+int days_in_month(int year, int month) {
+  static const int DAYS[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return month == 2 && leap ? 29 : DAYS[month - 1];
+}
+
 bool digits(std::string_view s, size_t pos, size_t count, int& out) {
   if (pos + count > s.size()) return false;
   out = 0;
@@ -36,7 +42,7 @@ bool parse_iso8601(std::string_view s, double& epoch_seconds) {
       !digits(s, 8, 2, day)) {
     return false;
   }
-  if (month < 1 || month > 12 || day < 1 || day > 31) return false;
+  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month)) return false;
   size_t pos = 10;
   double fraction = 0.0;
   int offset_seconds = 0;

@@ -21,17 +21,15 @@ void Diagnostics::add(Diagnostic d) {
 }
 
 void Diagnostics::merge(const Diagnostics& other) {
-  for (const auto& [kind, count] : other.counts_) {
-    uint64_t kept = 0;
-    for (const auto& d : examples_) kept += d.kind == kind;
-    for (const auto& d : other.examples_) {
-      if (d.kind == kind && kept < EXAMPLES_PER_KIND) {
-        examples_.push_back(d);
-        ++kept;
-      }
-    }
-    counts_[kind] += count;
+  // Copy first: merging a collector into itself must not read what it is appending.
+  const std::vector<Diagnostic> incoming = other.examples_;
+  const std::map<std::string, uint64_t> incoming_counts = other.counts_;
+  std::map<std::string, uint64_t> kept;
+  for (const auto& d : examples_) ++kept[d.kind];
+  for (const auto& d : incoming) {  // in the order they were found
+    if (kept[d.kind]++ < EXAMPLES_PER_KIND) examples_.push_back(d);
   }
+  for (const auto& [kind, count] : incoming_counts) counts_[kind] += count;
 }
 
 uint64_t Diagnostics::total() const {

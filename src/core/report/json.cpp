@@ -43,6 +43,8 @@ void Json::dump_to(std::string& out, int indent, int level) const {
     }
   } else if (const int64_t* i = std::get_if<int64_t>(&value_)) {
     out += std::to_string(*i);
+  } else if (const uint64_t* u = std::get_if<uint64_t>(&value_)) {
+    out += std::to_string(*u);
   } else if (const std::string* s = std::get_if<std::string>(&value_)) {
     append_json_string(out, *s);
   } else if (const Object* o = std::get_if<Object>(&value_)) {

@@ -1,0 +1,51 @@
+// `rldk monitor`: follow a running trainer's metrics (files, a folder, stdin, or the output of a trainer it
+// launches), evaluate guard rules, act on alerts, and write alerts and a report.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rldk/actions.h"
+#include "rldk/json.h"
+#include "rldk/process.h"
+#include "rldk/reader.h"
+#include "rldk/rules.h"
+
+namespace rldk {
+
+inline constexpr const char* MONITOR_REPORT_SCHEMA = "rldk.monitor-report/v1";
+
+struct MonitorOptions {
+  // Files (followed as they grow; they may not exist yet), folders (the newest run file in them) or "-" (stdin).
+  std::vector<std::string> sources;
+  bool once = false;                  // read the sources to their end, report and exit (no following)
+  std::string command;                // launch this trainer (through /bin/sh) and watch it
+  bool read_command_output = true;    // parse the trainer's stdout/stderr for metrics too
+  bool passthrough = true;            // copy the trainer's output to the console
+  // File the trainer is told to write metrics to (RLDK_METRICS_PATH); followed too. Empty: <out_dir>/metrics.jsonl.
+  std::string metrics_path;
+  int64_t pid = 0;                    // stop this external process on a stop action (checked to be the same one)
+  double stop_grace_seconds = 10.0;   // SIGTERM, then SIGKILL after this long
+  double idle_exit_seconds = 0.0;     // without --cmd: exit after this long without new data (0: until interrupted)
+  std::string out_dir = "rldk_monitor";  // alerts.jsonl, alerts.txt and report.json go here
+  std::string fail_on = "stop";       // exit 1 when an alert at this level fired: never | warn | stop
+  ReadOptions read;                   // how sources are parsed (run id, canonical names, format)
+  ActionOptions actions;              // alert files are set from out_dir when empty
+  bool print_summary = true;
+};
+
+struct MonitorResult {
+  int exit_code = 0;          // 0 ok, 1 an alert at or above fail_on fired, 2 input/usage error, 3 the trainer failed
+  uint64_t observations = 0;
+  uint64_t alerts = 0;
+  bool stop_requested = false;
+  std::optional<ExitStatus> command_status;
+  Json report;                // what report.json holds
+  std::string error;          // for exit code 2
+};
+
+MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options);
+
+}  // namespace rldk

@@ -1,0 +1,407 @@
+// The monitor's event loop. Inputs (followed files and folders, stdin, the trainer's output pipes) are multiplexed
+// with poll(2); every batch of bytes goes through the same readers as `rldk info`, then the rule engine; the engine
+// is flushed whenever the inputs are drained, so an alert is raised as soon as the line that causes it is read.
+#include "rldk/monitor_session.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <variant>
+
+#include "io/source_files.h"
+#include "rldk/follow.h"
+#include "rldk/monitor.h"
+
+namespace rldk {
+namespace {
+
+constexpr int LOOP_TIMEOUT_MS = 100;  // upper bound on one poll; inputs with inotify wake the loop sooner
+
+// Turns reader points into observations for the engine (names by id, per reader).
+class ObservationSink final : public PointSink {
+ public:
+  ObservationSink(RuleEngine& engine, std::vector<Alert>& alerts) : engine_(engine), alerts_(alerts) {}
+  void on_run(uint32_t run, const std::string& run_id, const SourceInfo&) override {
+    if (runs_.size() <= run) runs_.resize(run + 1);
+    runs_[run].id = run_id;
+  }
+  void on_metric(uint32_t run, uint32_t metric, const std::string& canonical_name) override {
+    auto& names = runs_[run].metrics;
+    if (names.size() <= metric) names.resize(metric + 1);
+    names[metric].canonical = canonical_name;
+  }
+  void on_raw_name(uint32_t run, const std::string& raw_name, const std::string& canonical_name) override {
+    for (auto& m : runs_[run].metrics) {
+      if (m.canonical == canonical_name && m.raw.empty()) m.raw = raw_name;
+    }
+  }
+  void on_segment(uint32_t, const Segment&) override {}
+  void on_meta(uint32_t, const std::string&, const std::string&) override {}
+  void on_point(uint32_t run, uint32_t metric, const Point& p) override {
+    const RunNames& r = runs_[run];
+    const MetricNames& m = r.metrics[metric];
+    Observation o;
+    o.run_id = r.id;
+    o.name = m.canonical;
+    o.raw_name = m.raw.empty() ? m.canonical : m.raw;
+    o.step = p.step;
+    o.value = p.value;
+    o.time = p.wall_time;
+    engine_.observe(std::move(o), alerts_);
+  }
+
+ private:
+  struct MetricNames {
+    std::string canonical, raw;
+  };
+  struct RunNames {
+    std::string id;
+    std::vector<MetricNames> metrics;
+  };
+  RuleEngine& engine_;
+  std::vector<Alert>& alerts_;
+  std::vector<RunNames> runs_;
+};
+
+// One input: where bytes come from, and the reader they go to (recreated when the file is truncated or replaced,
+// since the new content starts over).
+struct Input {
+  std::string name;
+  std::variant<std::monostate, FileFollower, DirectoryFollower, FdSource> source;
+  ReadOptions read;
+  std::unique_ptr<ObservationSink> sink;
+  std::unique_ptr<Diagnostics> diagnostics = std::make_unique<Diagnostics>();
+  std::unique_ptr<StreamReader> reader;
+  std::string reader_path;
+
+  void reset_reader(const std::string& path) {
+    if (reader) reader->finish();
+    reader_path = path.empty() ? name : path;
+    ReadOptions opts = read;
+    if (opts.run_id.empty()) opts.run_id = io::default_run_id(reader_path);
+    reader = std::make_unique<StreamReader>(SourceInfo{reader_path, "", ""}, opts, *sink, *diagnostics);
+  }
+
+  int poll_fd() const {
+    if (auto* f = std::get_if<FileFollower>(&source)) return f->poll_fd();
+    if (auto* d = std::get_if<DirectoryFollower>(&source)) return d->poll_fd();
+    if (auto* s = std::get_if<FdSource>(&source)) return s->poll_fd();
+    return -1;
+  }
+
+  // Reads what is new; returns bytes delivered.
+  uint64_t read_new() {
+    FollowCallback on_event = [this](const FollowEvent& e) {
+      switch (e.kind) {
+        case FollowEventKind::data: reader->feed(e.bytes); break;
+        case FollowEventKind::truncated:
+        case FollowEventKind::replaced:
+        case FollowEventKind::switched:
+        case FollowEventKind::appeared: reset_reader(std::string(e.path)); break;
+        default: break;
+      }
+    };
+    uint64_t total = 0;
+    for (;;) {
+      Result<ReadProgress> progress = ReadProgress{};
+      if (auto* f = std::get_if<FileFollower>(&source)) progress = f->read_new(on_event);
+      else if (auto* d = std::get_if<DirectoryFollower>(&source)) progress = d->read_new(on_event);
+      else if (auto* s = std::get_if<FdSource>(&source)) progress = s->read_new(on_event);
+      if (!progress.ok()) {
+        diagnostics->add(Diagnostic{"read_error", name, 0, progress.error().message});
+        return total;
+      }
+      total += progress->bytes;
+      if (!progress->more) return total;
+    }
+  }
+
+  bool ended() const {
+    auto* s = std::get_if<FdSource>(&source);
+    return s && s->at_end();
+  }
+};
+
+volatile std::sig_atomic_t interrupted = 0;
+extern "C" void on_interrupt(int) { interrupted = 1; }
+
+bool alert_counts(const Alert& a, const std::string& fail_on) {
+  if (fail_on == "warn") return true;
+  if (fail_on == "stop") return a.stop;
+  return false;
+}
+
+}  // namespace
+
+MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
+  MonitorResult result;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(options.out_dir, ec);
+  if (ec) {
+    result.exit_code = 2;
+    result.error = options.out_dir + ": cannot create the output folder: " + ec.message();
+    return result;
+  }
+  RuleEngine engine(std::move(rules));
+  std::vector<Alert> alerts;
+
+  // The trainer, if we launch it.
+  std::optional<ChildProcess> child;
+  std::optional<ProcessIdentity> external;
+  std::string metrics_path = options.metrics_path;
+  if (!options.command.empty() && metrics_path.empty()) metrics_path = (fs::path(options.out_dir) / "metrics.jsonl").string();
+  if (options.pid > 0) {
+    auto identity = ProcessIdentity::capture(static_cast<pid_t>(options.pid));
+    if (!identity.ok()) {
+      result.exit_code = 2;
+      result.error = "--pid " + std::to_string(options.pid) + ": " + identity.error().message;
+      return result;
+    }
+    external = identity.value();
+  }
+
+  ActionOptions action_options = options.actions;
+  if (action_options.alerts_jsonl.empty()) action_options.alerts_jsonl = (fs::path(options.out_dir) / "alerts.jsonl").string();
+  if (action_options.alerts_txt.empty()) action_options.alerts_txt = (fs::path(options.out_dir) / "alerts.txt").string();
+  std::optional<StopReport> stop_report;
+  std::string stop_error;
+  auto grace = std::chrono::milliseconds(static_cast<int64_t>(options.stop_grace_seconds * 1000));
+  std::vector<Input> inputs;
+  auto passthrough = [&](OutputStream stream, std::string_view bytes) {
+    if (options.passthrough) {
+      std::fwrite(bytes.data(), 1, bytes.size(), stream == OutputStream::out ? stdout : stderr);
+      std::fflush(stream == OutputStream::out ? stdout : stderr);
+    }
+  };
+  Input* console_input = nullptr;  // the trainer's output, parsed as console text
+  auto on_child_output = [&](OutputStream stream, std::string_view bytes) {
+    passthrough(stream, bytes);
+    if (console_input) console_input->reader->feed(bytes);
+  };
+  action_options.stop = [&](const Alert&) -> Result<std::string> {
+    if (child) {
+      // Reads (and passes through) the trainer's last words while it shuts down.
+      stop_report = child->terminate(grace, on_child_output);
+      std::string sent;
+      for (int s : stop_report->signals) sent += (sent.empty() ? "" : ", ") + signal_name(s);
+      return "stopped the trainer (pid " + std::to_string(child->pid()) + ", sent " + (sent.empty() ? "nothing" : sent) + ")";
+    }
+    if (external) {
+      auto report = terminate_external(*external, grace);
+      if (!report.ok()) return report.error();
+      stop_report = report.value();
+      return "stopped " + external->describe();
+    }
+    if (options.once) return std::string("nothing to stop: a finished log was read (--once)");
+    return Error{ErrorCode::invalid_argument, "no trainer to stop (give --cmd or --pid)", ""};
+  };
+  ActionDispatcher dispatcher(action_options);
+
+  // Inputs.
+  auto add_input = [&](const std::string& name, ReadOptions read) -> Input& {
+    Input& in = inputs.emplace_back();
+    in.name = name;
+    in.read = std::move(read);
+    in.sink = std::make_unique<ObservationSink>(engine, alerts);
+    in.reset_reader(name);
+    return in;
+  };
+  std::vector<std::string> sources = options.sources;
+  if (!metrics_path.empty() && std::find(sources.begin(), sources.end(), metrics_path) == sources.end()) {
+    fs::remove(metrics_path, ec);  // a stale file from an earlier run must not be read as this run's metrics
+    sources.push_back(metrics_path);
+  }
+  for (const auto& src : sources) {
+    Input& in = add_input(src, options.read);
+    if (src == "-") {
+      in.source = FdSource::standard_input();
+    } else if (fs::is_directory(src, ec)) {
+      auto d = DirectoryFollower::open(src);
+      if (!d.ok()) {
+        result.exit_code = 2;
+        result.error = to_string(d.error());
+        return result;
+      }
+      in.source = std::move(d).value();
+    } else {
+      if (options.once && !fs::exists(src, ec)) {
+        result.exit_code = 2;
+        result.error = src + ": no such file or directory";
+        return result;
+      }
+      auto f = FileFollower::open(src);
+      if (!f.ok()) {
+        result.exit_code = 2;
+        result.error = to_string(f.error());
+        return result;
+      }
+      in.source = std::move(f).value();
+    }
+  }
+  if (!options.command.empty()) {
+    SpawnOptions spawn;
+    spawn.environment.push_back({"RLDK_METRICS_PATH", metrics_path});
+    spawn.environment.push_back({"PYTHONUNBUFFERED", "1"});  // a Python trainer's prints arrive as they happen
+    // A simple command is exec'd by the shell, so the trainer itself receives signals and reports its own exit
+    // status (dash would otherwise die of the SIGTERM meant for the trainer).
+    bool simple = options.command.find_first_of(";&|<>()$`\\\n") == std::string::npos;
+    auto started = ChildProcess::spawn(simple ? "exec " + options.command : options.command, spawn);
+    if (!started.ok()) {
+      result.exit_code = 2;
+      result.error = "cannot start the trainer: " + started.error().message;
+      return result;
+    }
+    child.emplace(std::move(started).value());
+    if (options.read_command_output) {
+      ReadOptions console = options.read;
+      console.format = Format::console;
+      if (console.run_id.empty()) console.run_id = "trainer";
+      console_input = &add_input("trainer output", console);
+    }
+  }
+
+  auto dispatch_pending = [&] {
+    for (const Alert& a : alerts) {
+      ++result.alerts;
+      if (alert_counts(a, options.fail_on)) result.exit_code = 1;
+      dispatcher.dispatch(a);
+    }
+    alerts.clear();
+  };
+
+  interrupted = 0;
+  struct sigaction sa {}, old_int {}, old_term {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  auto last_data = std::chrono::steady_clock::now();
+  bool child_done = false;
+  for (;;) {
+    uint64_t got = 0;
+    for (auto& in : inputs) {
+      if (&in == console_input) continue;
+      got += in.read_new();
+    }
+    if (child) {
+      child->read_output(on_child_output);
+      if (!child_done && child->try_wait() && !child->output_open()) child_done = true;
+    }
+    engine.flush(alerts);
+    dispatch_pending();
+    if (got > 0) last_data = std::chrono::steady_clock::now();
+    if (interrupted) break;
+    if (options.once) {
+      if (got == 0) break;  // every source read to its end
+      continue;
+    }
+    if (child && (child_done || stop_report)) {
+      if (!child->status()) child->wait();
+      // Whatever the trainer wrote last.
+      for (auto& in : inputs) {
+        if (&in != console_input) in.read_new();
+      }
+      child->read_output(on_child_output);
+      break;
+    }
+    bool stdin_only = !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [](const Input& i) {
+      return std::holds_alternative<FdSource>(i.source);
+    });
+    if (stdin_only && std::all_of(inputs.begin(), inputs.end(), [](const Input& i) { return i.ended(); })) break;
+    if (!child && options.idle_exit_seconds > 0 &&
+        std::chrono::steady_clock::now() - last_data > std::chrono::duration<double>(options.idle_exit_seconds)) {
+      break;
+    }
+    if (got > 0) continue;  // more may be waiting
+    std::vector<pollfd> fds;
+    for (auto& in : inputs) {
+      int fd = in.poll_fd();
+      if (fd >= 0) fds.push_back({fd, POLLIN, 0});
+    }
+    if (child) {
+      for (int fd : {child->stdout_fd(), child->stderr_fd(), child->exit_fd()}) {
+        if (fd >= 0) fds.push_back({fd, POLLIN, 0});
+      }
+    }
+    int timeout = LOOP_TIMEOUT_MS;
+    for (auto& in : inputs) {
+      if (auto* f = std::get_if<FileFollower>(&in.source)) timeout = std::min(timeout, f->suggested_timeout_ms());
+      if (auto* d = std::get_if<DirectoryFollower>(&in.source)) timeout = std::min(timeout, d->suggested_timeout_ms());
+    }
+    ::poll(fds.data(), fds.size(), timeout);
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+
+  for (auto& in : inputs) {
+    if (in.reader) in.reader->finish();
+  }
+  engine.flush(alerts);
+  dispatch_pending();
+  dispatcher.drain();
+
+  if (child) {
+    if (interrupted && !child->status()) {
+      stop_report = child->terminate(grace, passthrough);  // the user stopped the monitor: stop its trainer too
+    }
+    result.command_status = child->status() ? child->status() : std::optional<ExitStatus>(child->wait());
+    if (result.exit_code == 0 && !dispatcher.stop_requested() && result.command_status && !result.command_status->success()) {
+      result.exit_code = 3;
+    }
+  }
+  result.observations = engine.observations();
+  result.stop_requested = dispatcher.stop_requested();
+
+  Json report;
+  report["schema"] = MONITOR_REPORT_SCHEMA;
+  report["rules"] = engine.rule_report();
+  report["alerts"] = dispatcher.records();
+  Json summary;
+  summary["observations"] = result.observations;
+  summary["alerts"] = result.alerts;
+  summary["stop_requested"] = result.stop_requested;
+  summary["evaluation_errors"] = engine.evaluation_errors();
+  summary["exit_code"] = result.exit_code;
+  summary["fail_on"] = options.fail_on;
+  Json srcs = Json::Array{};
+  for (const auto& in : inputs) srcs.push_back(in.name);
+  summary["sources"] = srcs;
+  if (result.command_status) {
+    Json cmd;
+    cmd["command"] = options.command;
+    cmd["exit"] = result.command_status->describe();
+    cmd["exit_code"] = result.command_status->shell_code();
+    if (stop_report) {
+      Json sig = Json::Array{};
+      for (int s : stop_report->signals) sig.push_back(signal_name(s));
+      cmd["signals_sent"] = sig;
+    }
+    summary["command"] = cmd;
+  }
+  Diagnostics problems;
+  for (const auto& in : inputs) problems.merge(*in.diagnostics);
+  summary["input_problems"] = problems.total();
+  report["summary"] = summary;
+  result.report = report;
+  std::ofstream(fs::path(options.out_dir) / "report.json") << report.dump();
+
+  if (options.print_summary) {
+    std::fprintf(stderr, "\nrldk monitor: %llu observations, %llu alert%s%s; report in %s\n",
+                 static_cast<unsigned long long>(result.observations), static_cast<unsigned long long>(result.alerts),
+                 result.alerts == 1 ? "" : "s",
+                 result.stop_requested ? (stop_report ? ", trainer stopped" : ", a stop was requested") : "",
+                 (fs::path(options.out_dir) / "report.json").string().c_str());
+    for (const auto& d : problems.examples()) std::fprintf(stderr, "  input problem: %s\n", to_string(d).c_str());
+  }
+  return result;
+}
+
+}  // namespace rldk

@@ -1,0 +1,217 @@
+#include "rules/evaluator.h"
+
+#include <cmath>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "rules/operations.h"
+#include "rules/window_stats.h"
+
+namespace rldk::rules {
+namespace {
+
+class Evaluator {
+ public:
+  Evaluator(const Program& program, const EvalContext& context)
+      : program_(program), context_(context), values_(context.window_values()), steps_(context.window_steps()) {
+    // The two spans should have one length. A context that breaks that still gets its values; the steps are aligned
+    // on the latest element, or unknown (`step` is missing, slope NaN) when there are too few.
+    if (steps_.size() != values_.size()) {
+      steps_ = steps_.size() > values_.size() ? steps_.last(values_.size()) : std::span<const int64_t>();
+    }
+  }
+
+  Operand eval(uint32_t index) {
+    const Node& n = program_.nodes[index];
+    switch (n.kind) {
+      case NodeKind::number: return Operand::number(n.number);
+      case NodeKind::string: return Operand::string(n.text);
+      case NodeKind::boolean: return Operand::boolean(n.number != 0.0);
+      case NodeKind::null: return {};
+      case NodeKind::value:
+        return values_.empty() ? Operand() : Operand::view(Operand::Kind::numbers, values_);
+      case NodeKind::step: return window_steps();
+      case NodeKind::time: return Operand::number(context_.time());
+      case NodeKind::name: return Operand::string(context_.name());
+      case NodeKind::run_id: return Operand::string(context_.run_id());
+      case NodeKind::tag: return optional_string(context_.tag(n.text));
+      case NodeKind::meta: return optional_string(context_.meta(n.text));
+      case NodeKind::negate: {
+        Operand a = to_numeric(eval(n.children[0]));
+        if (a.is_missing()) return a;
+        return map_elements(a, false, [](double x) { return -x; });
+      }
+      case NodeKind::logical_not:
+        return map_elements(truth(eval(n.children[0])), true, [](double x) { return x == 0.0; });
+      case NodeKind::logical_and:
+      case NodeKind::logical_or: {
+        // Both sides are always evaluated: with vectors, a short-circuit would change the shape of the result.
+        Operand a = truth(eval(n.children[0]));
+        Operand b = truth(eval(n.children[1]));
+        return logical(n.kind == NodeKind::logical_and, a, b);
+      }
+      case NodeKind::add:
+      case NodeKind::subtract:
+      case NodeKind::multiply:
+      case NodeKind::divide:
+      case NodeKind::modulo:
+      case NodeKind::power: {
+        Operand a = eval(n.children[0]);
+        Operand b = eval(n.children[1]);
+        return arithmetic(n.kind, std::move(a), std::move(b));
+      }
+      case NodeKind::compare: return compare_chain(n);
+      case NodeKind::list: return {};  // only meaningful after `in`, handled by compare_chain
+      case NodeKind::conditional: return conditional(n);
+      case NodeKind::call: return call(n);
+    }
+    return {};
+  }
+
+ private:
+  static Operand optional_string(std::optional<std::string_view> s) { return s ? Operand::string(*s) : Operand(); }
+
+  Operand window_steps() const {
+    if (steps_.empty()) return {};
+    std::vector<double> out(steps_.size());
+    for (size_t i = 0; i < steps_.size(); ++i) out[i] = static_cast<double>(steps_[i]);
+    return Operand::vector(Operand::Kind::numbers, std::move(out));
+  }
+
+  // a op1 b op2 c  ==  (a op1 b) and (b op2 c), each operand evaluated once.
+  Operand compare_chain(const Node& n) {
+    Operand left = eval(n.children[0]);
+    Operand result;
+    for (size_t i = 0; i < n.ops.size(); ++i) {
+      const Node& right_node = program_.nodes[n.children[i + 1]];
+      Operand r;
+      Operand right;
+      if (n.ops[i] == CompareOp::in || n.ops[i] == CompareOp::not_in) {
+        r = membership(n.ops[i] == CompareOp::in, left, right_node);
+      } else {
+        right = eval(n.children[i + 1]);
+        r = compare(n.ops[i], left, right);
+      }
+      result = i == 0 ? std::move(r) : logical(true, result, r);
+      left = std::move(right);
+    }
+    return result;
+  }
+
+  // x in (a, b) == (x == a) or (x == b); x not in (a, b) == (x != a) and (x != b); false when x is missing.
+  Operand membership(bool in, const Operand& x, const Node& list) {
+    if (x.is_missing()) return Operand::boolean(false);
+    Operand result = Operand::boolean(!in);
+    for (uint32_t c : list.children) {
+      Operand element = eval(c);
+      Operand r = compare(in ? CompareOp::equal : CompareOp::not_equal, x, element);
+      result = logical(!in, result, r);
+    }
+    return result;
+  }
+
+  Operand conditional(const Node& n) {
+    Operand condition = truth(eval(n.children[1]));
+    if (!condition.is_vector()) return eval(n.children[condition.scalar() != 0.0 ? 0 : 2]);
+    // A window condition selects element by element, which needs numbers (or booleans) on both sides.
+    Operand a = to_numeric(eval(n.children[0]));
+    Operand b = to_numeric(eval(n.children[2]));
+    if (a.is_missing() || b.is_missing()) return {};
+    const bool boolean = a.is_boolean_kind() && b.is_boolean_kind();
+    std::vector<double> out(condition.length());
+    for (size_t i = 0; i < out.size(); ++i) {
+      // Broadcasting: a vector branch shorter than the condition (never from one window) reads as NaN.
+      const Operand& branch = condition.at(i) != 0.0 ? a : b;
+      out[i] = branch.is_vector() && i >= branch.length() ? std::nan("") : branch.at(i);
+    }
+    return Operand::vector(boolean ? Operand::Kind::booleans : Operand::Kind::numbers, std::move(out));
+  }
+
+  Operand call(const Node& n) {
+    switch (n.function) {
+      case Function::metric: {
+        std::optional<double> x = context_.metric(n.text);
+        return x ? Operand::number(*x) : Operand();
+      }
+      case Function::has: return Operand::boolean(!eval(n.children[0]).is_missing());
+      case Function::isnan:
+      case Function::isfinite: {
+        Operand a = to_numeric(eval(n.children[0]));
+        if (a.is_missing()) return Operand::boolean(false);
+        if (n.function == Function::isnan) return map_elements(a, true, [](double x) { return std::isnan(x); });
+        return map_elements(a, true, [](double x) { return std::isfinite(x); });
+      }
+      case Function::abs:
+      case Function::sqrt:
+      case Function::log: {
+        Operand a = to_numeric(eval(n.children[0]));
+        if (a.is_missing()) return a;
+        if (n.function == Function::abs) return map_elements(a, false, [](double x) { return std::fabs(x); });
+        if (n.function == Function::sqrt) return map_elements(a, false, [](double x) { return std::sqrt(x); });
+        return map_elements(a, false, [](double x) { return std::log(x); });
+      }
+      default: return aggregate(n);
+    }
+  }
+
+  Operand aggregate(const Node& n) {
+    if (n.function == Function::count && n.children.empty()) {
+      return Operand::number(static_cast<double>(values_.size()));
+    }
+    Operand a = to_numeric(eval(n.children[0]));
+    if (a.is_missing()) return a;
+    std::span<const double> xs = a.elements();  // a scalar is a window of one
+    switch (n.function) {
+      case Function::count: return Operand::number(static_cast<double>(count_true(xs)));
+      case Function::any: return Operand::boolean(count_true(xs) > 0);
+      case Function::all: return Operand::boolean(count_true(xs) == xs.size());
+      case Function::mean: return Operand::number(window_mean(xs));
+      case Function::median: return Operand::number(window_median(xs));
+      case Function::min: return Operand::number(window_min(xs));
+      case Function::max: return Operand::number(window_max(xs));
+      case Function::sum: return Operand::number(window_sum(xs));
+      case Function::stddev: return Operand::number(window_stddev(xs));
+      case Function::variance: return Operand::number(window_variance(xs));
+      case Function::first: return Operand::number(window_first(xs));
+      case Function::last: return Operand::number(window_last(xs));
+      case Function::delta: return Operand::number(window_delta(xs));
+      case Function::pct_change: return Operand::number(window_pct_change(xs));
+      case Function::zscore: return Operand::number(window_zscore(xs));
+      case Function::robust_z: return Operand::number(window_robust_z(xs));
+      case Function::slope: {
+        // Element i of a window vector belongs to step i; a scalar stands at the latest step.
+        std::span<const int64_t> steps = steps_;
+        if (!a.is_vector() || xs.size() != steps_.size()) steps = steps_.empty() ? steps_ : steps_.last(1);
+        return Operand::number(window_slope(xs, steps));
+      }
+      case Function::ewma: {
+        Operand alpha = to_numeric(eval(n.children[1]));
+        if (alpha.is_missing() || alpha.length() == 0) return Operand();
+        // A window alpha means its latest element (scalar context).
+        return Operand::number(window_ewma(xs, alpha.at(alpha.length() - 1)));
+      }
+      default: return {};
+    }
+  }
+
+  static size_t count_true(std::span<const double> xs) {
+    size_t count = 0;
+    for (double x : xs) count += (x != 0.0 && !std::isnan(x)) ? 1 : 0;
+    return count;
+  }
+
+  const Program& program_;
+  const EvalContext& context_;
+  std::span<const double> values_;
+  std::span<const int64_t> steps_;
+};
+
+}  // namespace
+
+Operand evaluate_program(const Program& program, const EvalContext& context) {
+  if (program.nodes.empty()) return {};
+  return Evaluator(program, context).eval(program.root);
+}
+
+}  // namespace rldk::rules

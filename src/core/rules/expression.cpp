@@ -1,0 +1,27 @@
+// The public face of rule expressions: parse, evaluate, describe.
+#include "rldk/expression.h"
+
+#include "rules/ast.h"
+#include "rules/evaluator.h"
+#include "rules/parser.h"
+#include "rules/printer.h"
+
+namespace rldk {
+
+Result<Expression> Expression::parse(std::string_view text) {
+  auto program = rules::parse_program(text);
+  if (!program) return program.error();
+  return Expression(std::make_shared<const rules::Program>(std::move(program.value())));
+}
+
+Value Expression::evaluate(const EvalContext& context) const {
+  return rules::evaluate_program(*program_, context).to_value();
+}
+
+bool Expression::uses_window_function() const { return program_->uses_window_function; }
+
+std::vector<std::string> Expression::metrics_referenced() const { return program_->metrics; }
+
+std::string Expression::to_string() const { return rules::print_program(*program_); }
+
+}  // namespace rldk

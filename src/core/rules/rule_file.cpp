@@ -1,0 +1,337 @@
+// Rule files (YAML). The grammar is the older rldk's, so existing files keep working:
+//   rules:
+//     - id: kl_spike
+//       metric: policy/kl              # or metrics: [...]; or a legacy `where:` filter on the name
+//       condition: value > 0.35
+//       window: {size: 5, kind: consecutive}
+//       grace_steps: 5
+//       cooldown_steps: 5
+//       actions: [warn, {stop: {msg: "KL {value:.3f} at step {step}"}}]
+// Every problem is reported as path:line:column with what was expected.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "io/lenient_json.h"
+#include "model/embedded_data.h"
+#include "rldk/metric_dictionary.h"
+#include "rldk/rules.h"
+
+namespace rldk {
+namespace {
+
+const std::set<std::string> RULE_KEYS = {"id", "description", "metric", "metrics", "where", "condition", "window",
+                                         "grace_steps", "cooldown_steps", "actions", "test"};
+const std::set<std::string> ACTION_KINDS = {"warn", "stop", "sentinel", "http", "webhook", "shell"};
+
+std::string where(const std::string& origin, const YAML::Mark& mark, int extra_columns = 0) {
+  if (mark.is_null()) return origin;
+  return origin + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1 + extra_columns);
+}
+
+Error rule_error(const std::string& origin, const YAML::Node& node, const std::string& message) {
+  return Error{ErrorCode::invalid_argument, message, where(origin, node.Mark())};
+}
+
+// Expression errors carry "column N" within the expression; point at the same character in the file when the
+// expression is a one-line scalar.
+Error expression_error(const std::string& origin, const YAML::Node& node, const std::string& field,
+                       const Error& error) {
+  int column = 0;
+  auto at = error.context.find("column ");
+  if (at != std::string::npos) column = std::atoi(error.context.c_str() + at + 7) - 1;
+  std::string text = node.as<std::string>();
+  bool quoted = node.Tag() == "!";  // yaml-cpp marks quoted scalars with the "!" tag
+  bool one_line = text.find('\n') == std::string::npos;
+  int offset = one_line ? column + (quoted ? 1 : 0) : 0;
+  return Error{ErrorCode::invalid_argument, "in " + field + " '" + text + "': " + error.message,
+               where(origin, node.Mark(), offset)};
+}
+
+Result<int64_t> non_negative(const std::string& origin, const YAML::Node& node, const std::string& field) {
+  try {
+    auto v = node.as<int64_t>();
+    if (v < 0) return rule_error(origin, node, field + " must be >= 0, got " + std::to_string(v));
+    return v;
+  } catch (const YAML::Exception&) {
+    return rule_error(origin, node, field + " must be a whole number, got '" + node.as<std::string>("?") + "'");
+  }
+}
+
+Result<RuleAction> parse_action(const std::string& origin, const YAML::Node& node) {
+  RuleAction action;
+  YAML::Node settings;
+  if (node.IsScalar()) {
+    action.kind = node.as<std::string>();
+  } else if (node.IsMap() && node.size() == 1) {
+    action.kind = node.begin()->first.as<std::string>();
+    settings = node.begin()->second;
+  } else {
+    return rule_error(origin, node, "an action is a name (warn) or a one-key mapping ({stop: {msg: ...}})");
+  }
+  if (!ACTION_KINDS.count(action.kind)) {
+    return rule_error(origin, node, "unknown action '" + action.kind +
+                                        "' (expected warn, stop, sentinel, http, webhook or shell)");
+  }
+  if (action.kind == "webhook") action.kind = "http";
+  if (settings && !settings.IsNull()) {
+    if (!settings.IsMap()) return rule_error(origin, settings, "settings of action '" + action.kind + "' must be a mapping");
+    for (const auto& kv : settings) {
+      std::string key = kv.first.as<std::string>();
+      if (key == "headers" && kv.second.IsMap()) {
+        for (const auto& h : kv.second) action.headers[h.first.as<std::string>()] = h.second.as<std::string>();
+      } else if (kv.second.IsScalar()) {
+        action.params[key == "message" ? "msg" : key] = kv.second.as<std::string>();
+      } else if (key == "cmd" && kv.second.IsSequence()) {
+        std::string joined;  // an argv list; shell-quoted so /bin/sh sees the same words
+        for (const auto& word : kv.second) {
+          std::string w = word.as<std::string>();
+          std::string quoted = "'";
+          for (char c : w) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+          joined += (joined.empty() ? "" : " ") + quoted + "'";
+        }
+        action.params["cmd"] = joined;
+      } else {
+        return rule_error(origin, kv.second, "setting '" + key + "' of action '" + action.kind + "' must be a scalar");
+      }
+    }
+  }
+  if (action.kind == "sentinel" && !action.params.count("path")) {
+    return rule_error(origin, node, "a sentinel action needs a path");
+  }
+  if (action.kind == "http" && !action.params.count("url")) return rule_error(origin, node, "an http action needs a url");
+  if (action.kind == "shell" && !action.params.count("cmd")) return rule_error(origin, node, "a shell action needs a cmd");
+  return action;
+}
+
+Result<Rule> parse_rule(const std::string& origin, const YAML::Node& node, std::vector<std::string>& warnings) {
+  if (!node.IsMap()) return rule_error(origin, node, "a rule is a mapping with at least id and condition");
+  Rule rule;
+  rule.origin = where(origin, node.Mark());
+  for (const auto& kv : node) {
+    std::string key = kv.first.as<std::string>();
+    if (!RULE_KEYS.count(key)) warnings.push_back(where(origin, kv.first.Mark()) + ": unknown rule field '" + key + "' ignored");
+  }
+  if (!node["id"] || !node["id"].IsScalar() || node["id"].as<std::string>().empty()) {
+    return rule_error(origin, node, "rule has no id");
+  }
+  rule.id = node["id"].as<std::string>();
+  if (node["description"]) rule.description = node["description"].as<std::string>();
+  const auto& dict = MetricDictionary::builtin();
+  for (const char* key : {"metric", "metrics"}) {
+    YAML::Node m = node[key];
+    if (!m) continue;
+    if (m.IsScalar()) rule.metrics.push_back(dict.canonical_name(m.as<std::string>()));
+    else if (m.IsSequence()) for (const auto& item : m) rule.metrics.push_back(dict.canonical_name(item.as<std::string>()));
+    else return rule_error(origin, m, std::string(key) + " must be a metric name or a list of them");
+  }
+  if (node["where"]) {
+    rule.where_text = node["where"].as<std::string>();
+    auto parsed = Expression::parse(rule.where_text);
+    if (!parsed.ok()) return expression_error(origin, node["where"], "where", parsed.error());
+    rule.where = std::make_shared<const Expression>(std::move(parsed).value());
+  }
+  if (rule.metrics.empty() && !rule.where) {
+    return rule_error(origin, node, "rule '" + rule.id + "' watches nothing: give metric: NAME (or a where: filter)");
+  }
+  if (!node["condition"] || !node["condition"].IsScalar()) {
+    return rule_error(origin, node, "rule '" + rule.id + "' has no condition");
+  }
+  rule.condition_text = node["condition"].as<std::string>();
+  auto condition = Expression::parse(rule.condition_text);
+  if (!condition.ok()) return expression_error(origin, node["condition"], "condition", condition.error());
+  rule.condition = std::make_shared<const Expression>(std::move(condition).value());
+  if (YAML::Node w = node["window"]) {
+    YAML::Node size = w.IsMap() ? w["size"] : w;
+    if (size) {
+      auto n = non_negative(origin, size, "window size");
+      if (!n.ok()) return n.error();
+      if (n.value() < 1 || n.value() > 100000) return rule_error(origin, size, "window size must be between 1 and 100000");
+      rule.window_size = static_cast<int>(n.value());
+    }
+    if (w.IsMap() && w["kind"]) {
+      std::string kind = w["kind"].as<std::string>();
+      if (kind == "consecutive") rule.window_kind = WindowKind::consecutive;
+      else if (kind == "rolling") rule.window_kind = WindowKind::rolling;
+      else return rule_error(origin, w["kind"], "window kind must be consecutive or rolling, got '" + kind + "'");
+    }
+    if (w.IsMap()) {
+      for (const auto& kv : w) {
+        std::string k = kv.first.as<std::string>();
+        if (k != "size" && k != "kind") {
+          warnings.push_back(where(origin, kv.first.Mark()) + ": window field '" + k +
+                             "' ignored (write the aggregation in the condition, e.g. mean(value) < 0.1)");
+        }
+      }
+    }
+  }
+  for (auto [field, target] : {std::pair{"grace_steps", &rule.grace_steps}, std::pair{"cooldown_steps", &rule.cooldown_steps}}) {
+    if (!node[field]) continue;
+    auto v = non_negative(origin, node[field], field);
+    if (!v.ok()) return v.error();
+    *target = v.value();
+  }
+  if (YAML::Node actions = node["actions"]) {
+    if (!actions.IsSequence()) return rule_error(origin, actions, "actions must be a list");
+    for (const auto& a : actions) {
+      auto action = parse_action(origin, a);
+      if (!action.ok()) return action.error();
+      rule.actions.push_back(std::move(action).value());
+    }
+  }
+  if (rule.actions.empty()) rule.actions.push_back(RuleAction{"warn", {}, {}});
+  if (YAML::Node test = node["test"]) {
+    for (auto [key, target] : {std::pair{"fires", &rule.test_fires}, std::pair{"quiet", &rule.test_quiet}}) {
+      if (!test[key]) continue;
+      for (const auto& series : test[key]) {
+        auto& values = (*target)[dict.canonical_name(series.first.as<std::string>())];
+        for (const auto& v : series.second) {
+          double number = 0;
+          if (!io::parse_number(v.as<std::string>(), number)) {
+            return rule_error(origin, v, "test values must be numbers, got '" + v.as<std::string>() + "'");
+          }
+          values.push_back(number);
+        }
+      }
+    }
+  }
+  return rule;
+}
+
+}  // namespace
+
+bool Rule::stops() const {
+  return std::any_of(actions.begin(), actions.end(), [](const RuleAction& a) { return a.kind == "stop"; });
+}
+
+const Rule* RuleSet::find(const std::string& id) const {
+  for (const auto& r : rules) {
+    if (r.id == id) return &r;
+  }
+  return nullptr;
+}
+
+Result<RuleSet> parse_rules(const std::string& yaml_text, const std::string& origin) {
+  RuleSet set;
+  try {
+    YAML::Node root = YAML::Load(yaml_text);
+    YAML::Node list = root.IsMap() ? root["rules"] : root;
+    if (!list || !list.IsSequence()) {
+      return Error{ErrorCode::invalid_argument, "expected a list of rules under 'rules:'", where(origin, root.Mark())};
+    }
+    std::set<std::string> ids;
+    for (const auto& node : list) {
+      auto rule = parse_rule(origin, node, set.warnings);
+      if (!rule.ok()) return rule.error();
+      if (!ids.insert(rule->id).second) return rule_error(origin, node, "duplicate rule id '" + rule->id + "'");
+      set.rules.push_back(std::move(rule).value());
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{ErrorCode::invalid_argument, "invalid YAML: " + e.msg, where(origin, e.mark)};
+  }
+  return set;
+}
+
+Result<RuleSet> load_rules_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{ErrorCode::not_found, "cannot read rules file", path};
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_rules(buffer.str(), path);
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& f : embedded_files()) {
+    std::string_view p = f.path;
+    if (p.substr(0, 8) == "presets/" && p.size() > 13 && p.substr(p.size() - 5) == ".yaml") {
+      names.emplace_back(p.substr(8, p.size() - 13));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<RuleSet> load_preset(const std::string& name) {
+  std::string_view text = embedded_file("presets/" + name + ".yaml");
+  if (text.empty()) {
+    std::string known;
+    for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
+    return Error{ErrorCode::invalid_argument, "unknown preset '" + name + "' (known: " + known + ")", ""};
+  }
+  return parse_rules(std::string(text), "preset " + name);
+}
+
+Status merge_rule_sets(RuleSet& into, RuleSet more) {
+  for (auto& rule : more.rules) {
+    if (into.find(rule.id)) {
+      return Error{ErrorCode::invalid_argument, "rule id '" + rule.id + "' is defined twice", rule.origin};
+    }
+    into.rules.push_back(std::move(rule));
+  }
+  for (auto& w : more.warnings) into.warnings.push_back(std::move(w));
+  return Ok{};
+}
+
+Status apply_override(RuleSet& rules, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  auto dot = assignment.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot > eq) {
+    return Error{ErrorCode::invalid_argument, "expected RULE_ID.FIELD=VALUE, got '" + assignment + "'", "--set-rule"};
+  }
+  std::string id = assignment.substr(0, dot);
+  std::string field = assignment.substr(dot + 1, eq - dot - 1);
+  std::string value = assignment.substr(eq + 1);
+  auto it = std::find_if(rules.rules.begin(), rules.rules.end(), [&](const Rule& r) { return r.id == id; });
+  if (it == rules.rules.end()) return Error{ErrorCode::invalid_argument, "no rule with id '" + id + "'", "--set-rule"};
+  Rule& rule = *it;
+  auto number = [&](int64_t lo, int64_t hi) -> Result<int64_t> {
+    char* end = nullptr;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || v < lo || v > hi) {
+      return Error{ErrorCode::invalid_argument, field + " must be a whole number in [" + std::to_string(lo) + ", " +
+                                                    std::to_string(hi) + "], got '" + value + "'", "--set-rule"};
+    }
+    return static_cast<int64_t>(v);
+  };
+  if (field == "condition" || field == "where") {
+    auto parsed = Expression::parse(value);
+    if (!parsed.ok()) {
+      return Error{ErrorCode::invalid_argument, parsed.error().context + ": " + parsed.error().message, "--set-rule " + assignment};
+    }
+    auto expr = std::make_shared<const Expression>(std::move(parsed).value());
+    if (field == "condition") {
+      rule.condition = expr;
+      rule.condition_text = value;
+    } else {
+      rule.where = expr;
+      rule.where_text = value;
+    }
+  } else if (field == "window.size" || field == "window") {
+    auto n = number(1, 100000);
+    if (!n.ok()) return n.error();
+    rule.window_size = static_cast<int>(n.value());
+  } else if (field == "window.kind") {
+    if (value != "consecutive" && value != "rolling") {
+      return Error{ErrorCode::invalid_argument, "window.kind must be consecutive or rolling", "--set-rule"};
+    }
+    rule.window_kind = value == "rolling" ? WindowKind::rolling : WindowKind::consecutive;
+  } else if (field == "grace_steps" || field == "cooldown_steps") {
+    auto n = number(0, int64_t{1} << 53);
+    if (!n.ok()) return n.error();
+    (field == "grace_steps" ? rule.grace_steps : rule.cooldown_steps) = n.value();
+  } else if (field == "enabled") {
+    if (value == "false" || value == "0") rules.rules.erase(it);
+    else if (value != "true" && value != "1") return Error{ErrorCode::invalid_argument, "enabled must be true or false", "--set-rule"};
+  } else {
+    return Error{ErrorCode::invalid_argument,
+                 "unknown field '" + field + "' (condition, where, window.size, window.kind, grace_steps, "
+                 "cooldown_steps, enabled)", "--set-rule"};
+  }
+  return Ok{};
+}
+
+}  // namespace rldk

@@ -1,0 +1,100 @@
+// CSV and TSV through StreamReader + RunBuilder.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fixtures.h"
+#include "test_support.h"
+
+namespace {
+
+using namespace rldk_test;
+
+TEST(Csv, HeaderChangeMidFileAndSparseCells) {
+  ReadOutput out = read_text(CSV_WITH_HEADER_CHANGE, "metrics.csv");
+  EXPECT_EQ(out.format, rldk::Format::csv);
+  EXPECT_EQ(out.detail, "csv (header changed 1 time)");
+  EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2, 3, 4, 5}, {0.5, 0.4, 0.3, NaN, 0.2}));
+  EXPECT_TRUE(has_series(run, "policy/kl", {1, 3}, {0.1, 0.05}));  // empty cells are gaps, not NaN
+  EXPECT_TRUE(has_series(run, "reward/mean", {3, 4, 5}, {1.0, INF, -INF}));
+  EXPECT_EQ(run.series.size(), 3u) << names_of(run);
+  EXPECT_EQ(run.raw_to_canonical.at("reward"), "reward/mean");
+}
+
+TEST(Csv, MalformedRowsAreDiagnosed) {
+  ReadOutput out = read_text(
+      "step,loss\n"   // 1
+      "1,0.5\n"       // 2
+      "2,0.4,9\n"     // 3 too many cells: the extra one is ignored
+      "3\n"           // 4 too few cells
+      "4,\"0.3\n"     // 5 unterminated quote: row skipped
+      "5,abc\n"       // 6 a text cell: not a metric, not an error
+      "6,0.1\r\n",    // 7 CRLF
+      "metrics.csv");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2, 6}, {0.5, 0.4, 0.1}));
+  EXPECT_EQ(count_of(out.diagnostics, "csv_width"), 2u);
+  EXPECT_EQ(lines_of(out.diagnostics, "csv_width"), (std::vector<uint64_t>{3, 4}));
+  EXPECT_EQ(count_of(out.diagnostics, "csv_quote"), 1u);
+  EXPECT_EQ(lines_of(out.diagnostics, "csv_quote"), std::vector<uint64_t>{5});
+  EXPECT_EQ(out.diagnostics.total(), 3u);
+}
+
+TEST(Csv, QuotedCellsAndHeaders) {
+  ReadOutput out = read_text("\"step\",\"loss, smoothed\",\"kl\"\n1,\"0.5\",\"1e-3\"\n2,\"\"\"x\"\"\",0.2\n",
+                             "metrics.csv");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "loss, smoothed", {1}, {0.5}));
+  EXPECT_TRUE(has_series(run, "policy/kl", {1, 2}, {1e-3, 0.2}));
+  EXPECT_TRUE(out.diagnostics.empty());
+}
+
+TEST(Csv, ConcatenatedFilesRepeatTheHeaderAndRestart) {
+  ReadOutput out = read_text("step,loss\n1,0.5\n2,0.4\nstep,loss\n1,0.6\n2,0.3\n", "metrics.csv");
+  EXPECT_EQ(out.detail, "csv (header changed 1 time)");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2, 1, 2}, {0.5, 0.4, 0.6, 0.3}));
+  ASSERT_EQ(run.segments.size(), 2u);
+  EXPECT_EQ(run.segments[1].start_line, 5u);
+  EXPECT_EQ(run.find("train/loss")->segments, (std::vector<uint32_t>{0, 0, 1, 1}));
+}
+
+TEST(Csv, WithoutStepColumnRowsAreNumbered) {
+  ReadOutput out = read_text("loss,kl\n0.5,0.1\n0.4,0.2\n", "metrics.csv");
+  EXPECT_TRUE(has_series(only_run(out), "train/loss", {0, 1}, {0.5, 0.4}));
+}
+
+TEST(Csv, StableBaselinesProgress) {
+  ReadOutput out = read_text(
+      "time/total_timesteps,rollout/ep_rew_mean,time/fps\n2048,1.50,900\n4096,3.00,905\n", "progress.csv");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "rollout/ep_rew_mean", {2048, 4096}, {1.5, 3.0}));
+  EXPECT_TRUE(has_series(run, "time/fps", {2048, 4096}, {900, 905}));
+  EXPECT_EQ(run.series.size(), 2u) << names_of(run);
+}
+
+TEST(Csv, HeaderSniffedWithoutCsvExtension) {
+  ReadOutput out = read_text("step,loss\n1,0.5\n", "metrics.log");
+  EXPECT_EQ(out.format, rldk::Format::csv);
+  EXPECT_TRUE(has_series(only_run(out), "train/loss", {1}, {0.5}));
+}
+
+TEST(Tsv, TabSeparated) {
+  ReadOutput out = read_text(TSV, "metrics.tsv");
+  EXPECT_EQ(out.format, rldk::Format::tsv);
+  EXPECT_EQ(out.detail, "tsv");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2}, {0.5, 0.4}));
+  EXPECT_TRUE(has_series(run, "policy/kl", {1, 2, 3}, {0.1, NaN, 0.3}));
+  EXPECT_TRUE(out.diagnostics.empty());
+}
+
+TEST(Tsv, SniffedFromContent) {
+  ReadOutput out = read_text(TSV, "metrics.txt");
+  EXPECT_EQ(out.format, rldk::Format::tsv);
+  EXPECT_TRUE(has_series(only_run(out), "policy/kl", {1, 2, 3}, {0.1, NaN, 0.3}));
+}
+
+}  // namespace

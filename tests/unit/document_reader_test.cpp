@@ -1,0 +1,143 @@
+// Whole JSON documents through StreamReader + RunBuilder: trainer_state.json, arrays of records, single records.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fixtures.h"
+#include "test_support.h"
+
+namespace {
+
+using namespace rldk_test;
+
+TEST(TrainerState, TrainEvalAndSummaryEntries) {
+  ReadOutput out = read_text(TRAINER_STATE_JSON, "out/trainer_state.json");
+  EXPECT_EQ(out.format, rldk::Format::json_document);
+  EXPECT_EQ(out.detail, "json document (trainer_state: 2 train, 1 eval, 1 summary entries)");
+  EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+  const rldk::Run& run = only_run(out);
+  EXPECT_EQ(run.source.format, "json");
+  struct Expected {
+    const char* name;
+    std::vector<int64_t> steps;
+    std::vector<double> values;
+  };
+  const std::vector<Expected> expected = {
+      {"train/epoch", {10, 10, 20, 20}, {0.5, 0.5, 1.0, 1.0}},
+      {"policy/grad_norm", {10, 20}, {1.5, INF}},
+      {"policy/lr", {10, 20}, {1e-05, 5e-06}},
+      {"train/loss", {10, 20}, {0.6931, NaN}},
+      {"eval/loss", {10}, {0.7}},
+      {"eval/runtime", {10}, {1.25}},
+      {"summary/total_flos", {20}, {1234.0}},
+      {"summary/train_runtime", {20}, {12.5}},
+      {"summary/train_steps_per_second", {20}, {1.6}},
+      {"train_loss", {20}, {0.6}},  // deliberately unmapped (see data/metrics.yaml)
+      {"train_samples_per_second", {20}, {3.2}},
+  };
+  for (const auto& e : expected) EXPECT_TRUE(has_series(run, e.name, e.steps, e.values));
+  EXPECT_EQ(run.series.size(), expected.size()) << names_of(run);
+  // Top-level scalars become meta; nulls and nested values do not.
+  EXPECT_EQ(run.meta.at("trainer_state.global_step"), "20");
+  EXPECT_EQ(run.meta.at("trainer_state.epoch"), "1");
+  EXPECT_EQ(run.meta.at("trainer_state.max_steps"), "20");
+  EXPECT_EQ(run.meta.at("trainer_state.is_hyper_param_search"), "0");
+  EXPECT_EQ(run.meta.count("trainer_state.best_metric"), 0u);
+  EXPECT_EQ(run.meta.count("trainer_state.log_history"), 0u);
+  ASSERT_EQ(run.segments.size(), 1u);
+  EXPECT_EQ(run.segments[0].first_step, 10);
+  EXPECT_EQ(run.segments[0].last_step, 20);
+  EXPECT_EQ(run.segments[0].start_line, 9u);  // the line of the first log_history entry
+}
+
+TEST(TrainerState, OneLineDocument) {
+  ReadOutput out = read_text(
+      R"({"global_step": 2, "log_history": [{"loss": 0.5, "step": 1}, {"eval_loss": 0.6, "step": 1}, {"loss": 0.4, "step": 2}]})",
+      "trainer_state.json");
+  EXPECT_EQ(out.format, rldk::Format::json_document);
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2}, {0.5, 0.4}));
+  EXPECT_TRUE(has_series(run, "eval/loss", {1}, {0.6}));
+}
+
+TEST(TrainerState, EntriesWithoutStepFollowThePreviousOne) {
+  ReadOutput out = read_text(
+      "{\n\"log_history\": [\n{\"loss\": 0.9},\n{\"loss\": 0.5, \"step\": 5},\n{\"eval_loss\": 0.6}\n]\n}\n",
+      "trainer_state.json");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {5}, {0.5}));
+  EXPECT_TRUE(has_series(run, "eval/loss", {5}, {0.6}));
+  EXPECT_EQ(count_of(out.diagnostics, "missing_step"), 1u);
+  EXPECT_EQ(lines_of(out.diagnostics, "missing_step"), std::vector<uint64_t>{3});
+}
+
+struct BrokenCase {
+  const char* name;
+  std::string text;
+  uint64_t line;  // where the one malformed_json diagnostic points
+};
+
+void PrintTo(const BrokenCase& c, std::ostream* os) { *os << c.name; }
+
+class TrainerStateBroken : public ::testing::TestWithParam<BrokenCase> {};
+
+// One defect in a document is one diagnostic at its line; entries before it are kept.
+TEST_P(TrainerStateBroken, ReportsOnceAndKeepsEarlierEntries) {
+  const auto& c = GetParam();
+  ReadOutput out = read_text(c.text, "trainer_state.json");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {10, 20}, {0.5, 0.4}));
+  EXPECT_EQ(count_of(out.diagnostics, "malformed_json"), 1u);
+  EXPECT_EQ(lines_of(out.diagnostics, "malformed_json").at(0), c.line);
+  EXPECT_EQ(out.diagnostics.total(), 1u);
+  // Nothing after the defect is invented: no meta from keys inside a broken entry.
+  for (const auto& [key, value] : run.meta) EXPECT_NE(key, "trainer_state.step") << key;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TrainerStateBroken,
+    ::testing::Values(
+        BrokenCase{"missing_comma_inside_entry",
+                   "{\n  \"global_step\": 40,\n  \"log_history\": [\n    {\"loss\": 0.5, \"step\": 10},\n"
+                   "    {\"loss\": 0.4, \"step\": 20},\n    {\"loss\": 0.3 \"step\": 30},\n"
+                   "    {\"loss\": 0.2, \"step\": 40}\n  ]\n}\n",
+                   6},
+        BrokenCase{"missing_comma_between_entries",
+                   "{\n  \"log_history\": [\n    {\"loss\": 0.5, \"step\": 10},\n    {\"loss\": 0.4, \"step\": 20}\n"
+                   "    {\"loss\": 0.3, \"step\": 30}\n  ]\n}\n",
+                   5},
+        BrokenCase{"missing_value_then_more_keys",
+                   "{\n  \"log_history\": [\n    {\"loss\": 0.5, \"step\": 10},\n    {\"loss\": 0.4, \"step\": 20},\n"
+                   "    {\"loss\": 0.3, \"x\": ,\"step\": 30}\n  ]\n}\n",
+                   5},
+        BrokenCase{"truncated_file",
+                   "{\n  \"log_history\": [\n    {\"loss\": 0.5, \"step\": 10},\n    {\"loss\": 0.4, \"step\": 20},\n"
+                   "    {\"loss\": 0.3, \"st",
+                   5}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(JsonDocument, ArrayOfRecords) {
+  ReadOutput out = read_text("[\n  {\"step\": 1, \"loss\": 0.5},\n  {\"loss\": 0.4},\n  {\"step\": 7, \"kl\": 0.1}\n]\n",
+                             "records.json");
+  EXPECT_EQ(out.detail, "json document (array of records)");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 1}, {0.5, 0.4}));  // no step: the array index
+  EXPECT_TRUE(has_series(run, "policy/kl", {7}, {0.1}));
+}
+
+TEST(JsonDocument, SingleRecord) {
+  ReadOutput out = read_text("{\n  \"step\": 3,\n  \"loss\": 0.5,\n  \"eval\": {\"loss\": 0.6}\n}\n", "final.json");
+  EXPECT_EQ(out.detail, "json document (single record)");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {3}, {0.5}));
+  EXPECT_TRUE(has_series(run, "eval/loss", {3}, {0.6}));
+}
+
+TEST(JsonDocument, MalformedSingleRecordIsReportedAtItsLine) {
+  ReadOutput out = read_text("{\n  \"step\": 3,\n  \"loss\": oops\n}\n", "final.json");
+  EXPECT_EQ(out.points, 0u);
+  EXPECT_EQ(count_of(out.diagnostics, "malformed_json"), 1u);
+  EXPECT_EQ(lines_of(out.diagnostics, "malformed_json"), std::vector<uint64_t>{3});
+}
+
+}  // namespace

@@ -1,0 +1,191 @@
+// JSON Lines through StreamReader + RunBuilder: long-form events, wide records and verl's file logger.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fixtures.h"
+#include "test_support.h"
+
+namespace {
+
+using namespace rldk_test;
+
+TEST(JsonlLongForm, CanonicalNamesStepsValuesAndTimes) {
+  ReadOutput out = read_text(LONG_FORM_JSONL, "events.jsonl");
+  EXPECT_EQ(out.format, rldk::Format::jsonl);
+  EXPECT_EQ(out.detail, "jsonl (long-form events)");
+  EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+  const rldk::Run& run = only_run(out);
+  EXPECT_EQ(run.run_id, "run");
+  EXPECT_EQ(run.source.format, "jsonl");
+  EXPECT_EQ(run.series.size(), 3u) << names_of(run);
+  // "kl" and "policy/kl" are one canonical series; NaN, null and +-Infinity stay as observations.
+  EXPECT_TRUE(has_series(run, "policy/kl", {1, 2, 3, 4, 5, 6}, {0.1, NaN, NaN, INF, -INF, 0.2}));
+  EXPECT_TRUE(has_series(run, "reward/mean", {2}, {0.5}));  // a numeric string
+  EXPECT_TRUE(has_series(run, "my_metric", {7}, {1.5}));    // unknown names kept; a numeric-string step
+  const rldk::Series& kl = *run.find("policy/kl");
+  EXPECT_EQ(kl.non_finite_count(), 4u);
+  EXPECT_EQ(kl.first_non_finite(), 1u);
+  EXPECT_DOUBLE_EQ(kl.wall_times[0], 1704067200.0);  // ISO-8601
+  EXPECT_DOUBLE_EQ(kl.wall_times[1], 1704067260.0);  // epoch milliseconds
+  EXPECT_TRUE(std::isnan(kl.wall_times[2]));         // no time
+  EXPECT_EQ(run.raw_to_canonical, (std::map<std::string, std::string>{{"kl", "policy/kl"},
+                                                                       {"my_metric", "my_metric"},
+                                                                       {"policy/kl", "policy/kl"},
+                                                                       {"reward", "reward/mean"}}));
+  EXPECT_EQ(run.meta.at("format_detail"), "jsonl (long-form events)");
+  EXPECT_EQ(out.points, 8u);
+  EXPECT_EQ(out.lines, 8u);
+}
+
+TEST(JsonlLongForm, RunIdFieldSplitsRuns) {
+  ReadOutput out = read_text(
+      "{\"name\":\"kl\",\"run_id\":\"a\",\"step\":1,\"value\":0.1}\n"
+      "{\"name\":\"kl\",\"run_id\":\"b\",\"step\":1,\"value\":0.2}\n"
+      "{\"name\":\"kl\",\"step\":2,\"value\":0.3}\n"
+      "{\"name\":\"kl\",\"run_id\":\"a\",\"step\":2,\"value\":0.4}\n",
+      "events.jsonl");
+  ASSERT_EQ(out.runs.size(), 3u);
+  EXPECT_EQ(out.runs[0].run_id, "a");
+  EXPECT_EQ(out.runs[1].run_id, "b");
+  EXPECT_EQ(out.runs[2].run_id, "run");  // the default run id for events without one
+  EXPECT_TRUE(has_series(out.runs[0], "policy/kl", {1, 2}, {0.1, 0.4}));
+  EXPECT_TRUE(has_series(out.runs[1], "policy/kl", {1}, {0.2}));
+  EXPECT_TRUE(has_series(out.runs[2], "policy/kl", {2}, {0.3}));
+}
+
+TEST(JsonlLongForm, MalformedLinesAreDiagnosedWithKindAndLine) {
+  const std::string text =
+      "{\"name\":\"kl\",\"step\":1,\"value\":0.1}\n"           // 1 ok
+      "{\"name\":\"kl\",\"step\":2,\"value\":\n"               // 2 malformed_json
+      "\n"                                                      // 3 blank: ignored
+      "{\"name\":\"kl\",\"value\":0.3}\n"                      // 4 missing_step
+      "{\"name\":\"kl\",\"step\":1.5,\"value\":0.3}\n"         // 5 bad_step (not an integer)
+      "{\"name\":\"kl\",\"step\":\"x\",\"value\":0.3}\n"       // 6 bad_step (not a number)
+      "{\"name\":\"kl\",\"step\":7,\"value\":\"high\"}\n"      // 7 bad_value
+      "{\"name\":\"\",\"step\":8,\"value\":1}\n"               // 8 bad_event
+      "{\"name\":\"kl\",\"step\":9,\"time\":\"yesterday\",\"value\":0.9}\n"  // 9 bad_time, point kept
+      "this is not json\n"                                      // 10 malformed_json
+      "{\"name\":\"kl\",\"step\":1e20,\"value\":1}\n"          // 11 bad_step (beyond 2^53)
+      "{\"step\":12,\"value\":1.2,\"name\":\"kl\"}\n";         // 12 ok, keys in any order
+  ReadOutput out = read_text(text, "events.jsonl");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "policy/kl", {1, 9, 12}, {0.1, 0.9, 1.2}));
+  EXPECT_TRUE(std::isnan(run.find("policy/kl")->wall_times[1]));
+  struct Expected {
+    const char* kind;
+    std::vector<uint64_t> lines;
+  };
+  for (const Expected& e : {Expected{"malformed_json", {2, 10}}, Expected{"missing_step", {4}},
+                            Expected{"bad_step", {5, 6, 11}}, Expected{"bad_value", {7}}, Expected{"bad_event", {8}},
+                            Expected{"bad_time", {9}}}) {
+    EXPECT_EQ(count_of(out.diagnostics, e.kind), e.lines.size()) << e.kind;
+    EXPECT_EQ(lines_of(out.diagnostics, e.kind), e.lines) << e.kind;
+  }
+  EXPECT_EQ(out.diagnostics.total(), 9u);
+  for (const auto& d : out.diagnostics.examples()) EXPECT_EQ(d.file, "events.jsonl");
+}
+
+TEST(JsonlWide, NestedObjectsListsTextAndBookkeeping) {
+  ReadOutput out = read_text(WIDE_JSONL, "metrics.jsonl");
+  EXPECT_EQ(out.detail, "jsonl (wide records)");
+  EXPECT_TRUE(out.diagnostics.empty());
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2, 3}, {0.5, NaN, 0.3}));
+  EXPECT_TRUE(has_series(run, "policy/approx_kl", {1, 2}, {0.01, 0.02}));  // actor/ppo_kl, a numeric string
+  EXPECT_TRUE(has_series(run, "policy/entropy", {1, 2}, {1.2, NaN}));      // actor/entropy, null kept
+  EXPECT_TRUE(has_series(run, "done", {2}, {1.0}));                        // booleans are 0/1
+  // Step, time and ignored keys are not metrics; lists and text fields are skipped.
+  EXPECT_EQ(run.series.size(), 4u) << names_of(run);
+  EXPECT_EQ(run.raw_to_canonical.at("actor/ppo_kl"), "policy/approx_kl");
+  const rldk::Series& loss = *run.find("train/loss");
+  EXPECT_DOUBLE_EQ(loss.wall_times[0], 1704067200.0);
+  EXPECT_TRUE(std::isnan(loss.wall_times[1]));
+  EXPECT_DOUBLE_EQ(loss.wall_times[2], 1704067320.0);  // W&B's _timestamp
+}
+
+TEST(JsonlWide, StepKeyPriorityAndPosition) {
+  struct Case {
+    const char* line;
+    int64_t step;
+  };
+  for (const Case& c : {Case{R"({"loss": 1, "step": 5})", 5},  // sorted keys put step after metrics
+                        Case{R"({"_step": 7, "global_step": 5, "loss": 1, "step": 3})", 3},
+                        Case{R"({"_step": 7, "global_step": 5, "loss": 1})", 5},
+                        Case{R"({"_step": 7, "loss": 1})", 7},
+                        Case{R"({"loss": 1, "train/global_step": 9})", 9},
+                        Case{R"({"iteration": "11", "loss": 1})", 11},
+                        Case{R"({"loss": 1, "step": 4.0})", 4}}) {
+    ReadOutput out = read_text(std::string(c.line) + "\n", "m.jsonl");
+    const rldk::Run& run = only_run(out);
+    EXPECT_TRUE(has_series(run, "train/loss", {c.step}, {1.0})) << c.line;
+    EXPECT_EQ(run.series.size(), 1u) << c.line << ": " << names_of(run);
+  }
+}
+
+TEST(JsonlWide, RecordsWithoutStepAreNumberedInOrder) {
+  ReadOutput out = read_text("{\"loss\": 0.5}\n{\"loss\": 0.4}\n{\"loss\": 0.3}\n", "m.jsonl");
+  EXPECT_TRUE(has_series(only_run(out), "train/loss", {0, 1, 2}, {0.5, 0.4, 0.3}));
+  EXPECT_TRUE(out.diagnostics.empty());
+}
+
+TEST(JsonlWide, BadStepSkipsTheRecord) {
+  ReadOutput out = read_text(
+      "{\"step\": 1, \"loss\": 0.5}\n{\"step\": NaN, \"loss\": 0.4}\n{\"step\": -2.5, \"loss\": 0.4}\n"
+      "{\"step\": null, \"loss\": 0.4}\n{\"step\": 2, \"loss\": 0.3}\n",
+      "m.jsonl");
+  EXPECT_TRUE(has_series(only_run(out), "train/loss", {1, 2}, {0.5, 0.3}));
+  EXPECT_EQ(count_of(out.diagnostics, "bad_step"), 3u);
+  EXPECT_EQ(lines_of(out.diagnostics, "bad_step"), (std::vector<uint64_t>{2, 3, 4}));
+}
+
+TEST(JsonlWide, RunIdFieldSplitsRuns) {
+  ReadOutput out = read_text(
+      "{\"run_id\": \"x\", \"step\": 1, \"loss\": 0.5}\n{\"run\": \"y\", \"step\": 1, \"loss\": 0.6}\n", "m.jsonl");
+  ASSERT_EQ(out.runs.size(), 2u);
+  EXPECT_EQ(out.runs[0].run_id, "x");
+  EXPECT_EQ(out.runs[1].run_id, "y");
+  EXPECT_TRUE(has_series(out.runs[1], "train/loss", {1}, {0.6}));
+  EXPECT_EQ(out.runs[1].series.size(), 1u) << names_of(out.runs[1]);
+}
+
+TEST(JsonlVerl, FileLoggerRecordsLoseTheDataPrefix) {
+  ReadOutput out = read_text(VERL_JSONL, "verl.jsonl");
+  EXPECT_EQ(out.detail, "jsonl (verl file logger)");
+  EXPECT_TRUE(out.diagnostics.empty());
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "policy/approx_kl", {1, 2}, {0.01, NaN}));
+  EXPECT_TRUE(has_series(run, "reward/mean", {1, 2}, {0.5, 0.6}));
+  EXPECT_TRUE(has_series(run, "perf/step_time", {1, 2}, {12.5, 11.0}));
+  EXPECT_TRUE(has_series(run, "train/epoch", {1, 2}, {0.0, 0.0}));
+  EXPECT_EQ(run.series.size(), 4u) << names_of(run);
+  EXPECT_EQ(run.raw_to_canonical.count("actor/ppo_kl"), 1u);
+  EXPECT_EQ(run.raw_to_canonical.count("data/actor/ppo_kl"), 0u);
+}
+
+// verl's file logger puts training/global_step inside "data"; it is a step field (metrics.yaml) and must not become
+// a metric series, exactly as when the same data is read from verl's console output.
+TEST(JsonlVerl, StepFieldsInsideDataAreNotMetrics) {
+  ReadOutput out = read_text(
+      "{\"step\": 1, \"data\": {\"actor/ppo_kl\": 0.01, \"training/global_step\": 1, \"training/epoch\": 0}}\n"
+      "{\"step\": 2, \"data\": {\"actor/ppo_kl\": 0.02, \"training/global_step\": 2, \"training/epoch\": 0}}\n",
+      "verl.jsonl");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "policy/approx_kl", {1, 2}, {0.01, 0.02}));
+  EXPECT_EQ(run.find("training/global_step"), nullptr) << names_of(run);
+  EXPECT_EQ(run.series.size(), 2u) << names_of(run);
+}
+
+TEST(JsonlMixed, DetailListsEveryKindSeen) {
+  ReadOutput out = read_text(
+      "{\"name\":\"kl\",\"step\":1,\"value\":0.1}\n{\"step\": 2, \"loss\": 0.5}\n"
+      "{\"step\": 3, \"data\": {\"actor/ppo_kl\": 0.1}}\n",
+      "m.jsonl");
+  EXPECT_EQ(out.detail, "jsonl (long-form events, verl file logger, wide records)");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "policy/kl", {1}, {0.1}));
+  EXPECT_TRUE(has_series(run, "train/loss", {2}, {0.5}));
+  EXPECT_TRUE(has_series(run, "policy/approx_kl", {3}, {0.1}));
+}
+
+}  // namespace
