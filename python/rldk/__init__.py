@@ -6,6 +6,9 @@
     kl.steps, kl.values              # NumPy arrays
     run.to_pandas()                  # one row per step (needs pandas)
 
+    monitor = rldk.Monitor(preset="grpo_safe")     # guard rules in the training loop
+    alerts = monitor.observe(step, {"kl": 0.4, "reward": 0.5})
+
 The engine is native (C++); the ``rldk`` command uses the same engine.
 """
 
@@ -13,6 +16,7 @@ from . import _core
 from .errors import (InvalidArgumentError, RldkError, SourceNotFoundError, SourceUnreadableError,
                      UnrecognizedFormatError, WriteError)
 from .event_writer import EventWriter
+from .monitor import Monitor
 from .run import Run, Segment, Series, read_run, read_runs
 
 __version__ = _core.__version__
@@ -22,7 +26,7 @@ metric_info = _core.metric_info
 metric_names = _core.metric_names
 
 __all__ = [
-    "EventWriter", "InvalidArgumentError", "RldkError", "Run", "Segment", "Series", "SourceNotFoundError",
+    "EventWriter", "InvalidArgumentError", "Monitor", "RldkError", "Run", "Segment", "Series", "SourceNotFoundError",
     "SourceUnreadableError", "UnrecognizedFormatError", "WriteError", "canonical_name", "metric_info",
     "metric_names", "read_run", "read_runs",
 ]

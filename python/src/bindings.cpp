@@ -12,7 +12,10 @@
 #include <cmath>
 #include <optional>
 
+#include "rldk/actions.h"
 #include "rldk/event_writer.h"
+#include "rldk/monitor.h"
+#include "rldk/rules.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/reader.h"
 #include "rldk/version.h"
@@ -70,6 +73,43 @@ struct EventWriterHandle {
       raise(rldk::Error{rldk::ErrorCode::invalid_argument, "EventWriter is closed", path});
     }
     return *writer_ptr;
+  }
+};
+
+// In-process guard rules for trainer integrations: the same engine and presets as `rldk monitor`.
+struct Monitor {
+  std::unique_ptr<rldk::RuleEngine> engine;
+  std::unique_ptr<rldk::ActionDispatcher> dispatcher;  // only when an alerts file is asked for
+  std::vector<nb::dict> history;
+
+  nb::dict alert_dict(const rldk::Alert& a) {
+    nb::dict d;
+    d["rule_id"] = a.rule_id;
+    d["run_id"] = a.run_id;
+    d["metric"] = a.metric;
+    d["step"] = a.step;
+    d["value"] = a.value;
+    d["message"] = a.message;
+    d["stop"] = a.stop;
+    d["window"] = a.window;
+    std::vector<std::string> kinds;
+    if (a.rule) {
+      for (const auto& act : a.rule->actions) kinds.push_back(act.kind);
+    }
+    d["actions"] = kinds;
+    return d;
+  }
+
+  nb::list deliver(std::vector<rldk::Alert>& alerts) {
+    nb::list out;
+    for (const auto& a : alerts) {
+      if (dispatcher) dispatcher->dispatch(a);
+      nb::dict d = alert_dict(a);
+      history.push_back(d);
+      out.append(d);
+    }
+    alerts.clear();
+    return out;
   }
 };
 
@@ -188,6 +228,72 @@ NB_MODULE(_core, m) {
     for (const auto& info : rldk::MetricDictionary::builtin().metrics()) names.push_back(info.name);
     return names;
   });
+
+  nb::class_<Monitor>(m, "Monitor")
+      .def("__init__", [](Monitor* self, const std::vector<std::string>& presets,
+                          const std::vector<std::string>& rule_files, const std::vector<std::string>& rule_texts,
+                          const std::vector<std::string>& overrides, const std::string& alerts_path,
+                          bool allow_shell) {
+        rldk::RuleSet rules;
+        for (const auto& p : presets) {
+          auto preset = rldk::load_preset(p);
+          if (!preset.ok()) raise(preset.error());
+          if (auto st = rldk::merge_rule_sets(rules, std::move(preset).value()); !st.ok()) raise(st.error());
+        }
+        for (const auto& f : rule_files) {
+          auto loaded = rldk::load_rules_file(f);
+          if (!loaded.ok()) raise(loaded.error());
+          if (auto st = rldk::merge_rule_sets(rules, std::move(loaded).value()); !st.ok()) raise(st.error());
+        }
+        for (const auto& t : rule_texts) {
+          auto parsed = rldk::parse_rules(t, "<rules>");
+          if (!parsed.ok()) raise(parsed.error());
+          if (auto st = rldk::merge_rule_sets(rules, std::move(parsed).value()); !st.ok()) raise(st.error());
+        }
+        for (const auto& o : overrides) {
+          if (auto st = rldk::apply_override(rules, o); !st.ok()) raise(st.error());
+        }
+        new (self) Monitor();
+        self->engine = std::make_unique<rldk::RuleEngine>(std::move(rules));
+        if (!alerts_path.empty()) {
+          rldk::ActionOptions options;
+          options.alerts_jsonl = alerts_path;
+          options.console = nullptr;
+          options.allow_shell = allow_shell;
+          // In process, stopping is the caller's job (e.g. control.should_training_stop): record the request.
+          options.stop = [](const rldk::Alert&) -> rldk::Result<std::string> {
+            return std::string("stop requested from the trainer process");
+          };
+          self->dispatcher = std::make_unique<rldk::ActionDispatcher>(std::move(options));
+        }
+      }, "presets"_a, "rule_files"_a, "rule_texts"_a, "overrides"_a, "alerts_path"_a, "allow_shell"_a)
+      .def("observe", [](Monitor& self, int64_t step, const std::vector<std::pair<std::string, double>>& metrics,
+                         const std::string& run_id, std::optional<double> time) {
+        const auto& dict = rldk::MetricDictionary::builtin();
+        std::vector<rldk::Alert> alerts;
+        for (const auto& [name, value] : metrics) {
+          rldk::Observation o;
+          o.run_id = run_id;
+          o.raw_name = name;
+          o.name = dict.canonical_name(name);
+          o.step = step;
+          o.value = value;
+          o.time = time.value_or(rldk::NO_TIME);
+          self.engine->observe(std::move(o), alerts);
+        }
+        self.engine->flush(alerts);  // the dict is the whole step
+        return self.deliver(alerts);
+      }, "step"_a, "metrics"_a, "run_id"_a, "time"_a = nb::none())
+      .def("report", [](const Monitor& self) { return self.engine->rule_report().dump(-1); })
+      .def_prop_ro("alerts", [](const Monitor& self) { return self.history; })
+      .def_prop_ro("rule_ids", [](const Monitor& self) {
+        std::vector<std::string> ids;
+        for (const auto& r : self.engine->rules().rules) ids.push_back(r.id);
+        return ids;
+      })
+      .def("close", [](Monitor& self) {
+        if (self.dispatcher) self.dispatcher->drain();
+      });
 
   // EventWriter is opened by a factory that can fail; the bound class holds the opened writer.
   nb::class_<EventWriterHandle>(m, "EventWriter")

@@ -106,7 +106,7 @@ struct ActionDispatcher::State {
     if (!details.is_null()) r["details"] = std::move(details);
     std::lock_guard<std::mutex> lock(mutex);
     if (jsonl.is_open()) {
-      jsonl << r.dump(-1);
+      jsonl << r.dump(-1) << "\n";
       jsonl.flush();
     }
     records.push_back(std::move(r));

@@ -102,6 +102,7 @@ struct RuleEngine::State {
   // Window state per rule, per run + metric.
   std::vector<std::unordered_map<std::string, WindowState>> windows;
   std::vector<RuleStats> stats;
+  std::vector<std::vector<std::string>> referenced;  // per rule: metrics its condition reads with metric("...")
   WindowState where_scratch;
   uint64_t observations = 0;
   uint64_t errors = 0;
@@ -138,6 +139,14 @@ struct RuleEngine::State {
     if (static_cast<int>(w.values.size()) < rule.window_size) return;
     if (o.step - w.first_step + 1 < rule.grace_steps) return;
     if (w.fired && o.step <= w.last_fire_step + rule.cooldown_steps) return;
+    // A metric the condition reads that was not logged at this step: the rule cannot judge this step.
+    for (const auto& name : referenced[r]) {
+      auto it = run.latest.find(name);
+      if (it == run.latest.end() || it->second.step != o.step) {
+        ++errors;
+        return;
+      }
+    }
     w.values_scratch.assign(w.values.begin(), w.values.end());
     w.steps_scratch.assign(w.steps.begin(), w.steps.end());
     Value result = rule.condition->evaluate(ObservationContext(o, w, run.latest, false));
@@ -174,9 +183,11 @@ RuleEngine::RuleEngine(RuleSet rules) : state_(std::make_unique<State>()) {
   state_->rules = std::move(rules);
   state_->windows.resize(state_->rules.rules.size());
   state_->stats.resize(state_->rules.rules.size());
+  state_->referenced.resize(state_->rules.rules.size());
   for (size_t r = 0; r < state_->rules.rules.size(); ++r) {
     const Rule& rule = state_->rules.rules[r];
     if (rule.metrics.empty()) state_->filter_rules.push_back(r);
+    state_->referenced[r] = rule.condition->metrics_referenced();
     for (const auto& m : rule.metrics) state_->rules_by_metric[m].push_back(r);
   }
 }

@@ -1,0 +1,87 @@
+"""rldk.Monitor: the guard rules of `rldk monitor`, evaluated inside the training process.
+
+    monitor = rldk.Monitor(preset="grpo_safe")
+    for step in ...:
+        alerts = monitor.observe(step, {"kl": kl, "reward": reward})   # raw or canonical names
+        if any(a["stop"] for a in alerts):
+            break                                                    # or control.should_training_stop = True
+
+Each alert is a dict: rule_id, run_id, metric, step, value, message, stop (the rule asks to stop the run), actions,
+window (the values the condition saw). ``alerts_path`` also writes every action record to a JSONL file, as the
+command does; stop actions are recorded as requests, since stopping is the trainer's decision in process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from typing import Iterable, List, Mapping, Optional, Sequence, Union
+
+from . import _core
+from .errors import InvalidArgumentError
+
+
+def _as_list(x) -> List[str]:
+    if x is None:
+        return []
+    if isinstance(x, str):
+        return [x]
+    return [str(i) for i in x]
+
+
+class Monitor:
+    def __init__(self, preset: Union[str, Sequence[str], None] = None, rules: Union[str, Sequence[str], None] = None,
+                 rules_yaml: Union[str, Sequence[str], None] = None, set_rule: Optional[Sequence[str]] = None,
+                 alerts_path: Optional[str] = None, allow_shell: bool = False, run_id: str = "run"):
+        """``preset``: built-in preset name(s) (see ``rldk rules list``). ``rules``: rule file path(s).
+        ``rules_yaml``: rule file text(s). ``set_rule``: overrides "RULE_ID.FIELD=VALUE"."""
+        presets = _as_list(preset)
+        if not presets and rules is None and rules_yaml is None:
+            raise InvalidArgumentError("give preset=, rules= or rules_yaml=")
+        self.run_id = run_id
+        self._native = _core.Monitor(presets, _as_list(rules), _as_list(rules_yaml), _as_list(set_rule),
+                                     str(alerts_path or ""), bool(allow_shell))
+
+    @property
+    def rule_ids(self) -> List[str]:
+        return self._native.rule_ids
+
+    @property
+    def alerts(self) -> List[dict]:
+        """Every alert so far."""
+        return self._native.alerts
+
+    def observe(self, step: int, metrics: Mapping[str, object], run_id: Optional[str] = None,
+                time: Optional[float] = None) -> List[dict]:
+        """Evaluates one step's metrics (a dict as logged: ``{"kl": 0.1, "train/reward": 0.5}``); returns the
+        alerts raised at this step. Values that are not numbers (strings, None) are skipped; NaN is kept."""
+        items = []
+        for name, value in metrics.items():
+            if isinstance(value, bool):
+                value = float(value)
+            elif isinstance(value, numbers.Real):
+                value = float(value)
+            elif hasattr(value, "item"):
+                try:
+                    value = float(value.item())
+                except (TypeError, ValueError):
+                    continue
+            else:
+                continue
+            items.append((str(name), value))
+        return self._native.observe(int(step), items, run_id or self.run_id, time)
+
+    def report(self) -> dict:
+        """Per rule: condition, window, activations, first and last activation."""
+        return json.loads(self._native.report())
+
+    def close(self) -> None:
+        self._native.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

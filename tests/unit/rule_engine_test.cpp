@@ -1,0 +1,262 @@
+// The rule engine: the older tool's verified oracles, grace counted in steps, cooldown, restarts, cross-metric
+// conditions, and every built-in preset rule replayed on the values it names as firing and as quiet.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "rldk/monitor.h"
+#include "rldk/rules.h"
+
+namespace rldk {
+namespace {
+
+RuleSet rules_from(const std::string& yaml) {
+  auto parsed = parse_rules(yaml, "test.yaml");
+  EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : to_string(parsed.error()));
+  return parsed.ok() ? std::move(parsed).value() : RuleSet{};
+}
+
+// Feeds one metric's values at steps first_step, first_step + step_every, ...; returns the steps that fired.
+std::vector<int64_t> fire_steps(RuleEngine& engine, const std::string& metric, const std::vector<double>& values,
+                                int64_t first_step = 1, int64_t step_every = 1) {
+  std::vector<Alert> alerts;
+  for (size_t i = 0; i < values.size(); ++i) {
+    Observation o;
+    o.run_id = "r";
+    o.name = o.raw_name = metric;
+    o.step = first_step + static_cast<int64_t>(i) * step_every;
+    o.value = values[i];
+    o.time = NAN;
+    engine.observe(o, alerts);
+    engine.flush(alerts);
+  }
+  std::vector<int64_t> steps;
+  for (const auto& a : alerts) steps.push_back(a.step);
+  return steps;
+}
+
+std::string rule(const std::string& condition, int size, const std::string& kind, int grace = 0, int cooldown = 0) {
+  return "rules:\n  - id: r\n    metric: policy/kl\n    condition: \"" + condition + "\"\n    window: {size: " +
+         std::to_string(size) + ", kind: " + kind + "}\n    grace_steps: " + std::to_string(grace) +
+         "\n    cooldown_steps: " + std::to_string(cooldown) + "\n";
+}
+
+struct OracleCase {
+  std::string condition;
+  int size;
+  std::string kind;
+  std::vector<double> values;
+  std::vector<int64_t> fires_at;
+};
+
+class RuleOracle : public ::testing::TestWithParam<OracleCase> {};
+
+TEST_P(RuleOracle, FiresExactlyAt) {
+  const auto& c = GetParam();
+  RuleEngine engine(rules_from(rule(c.condition, c.size, c.kind)));
+  EXPECT_EQ(fire_steps(engine, "policy/kl", c.values), c.fires_at);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OlderTool, RuleOracle,
+    ::testing::Values(
+        OracleCase{"value > 0.5", 5, "consecutive", {0.9, 0.85, 0.2, 0.92, 0.95, 0.97, 0.99, 1.01}, {8}},
+        OracleCase{"mean(value) > 0.6", 3, "rolling", {0.4, 0.8, 0.9, 0.2}, {3, 4}},
+        OracleCase{"value > 0.8", 3, "consecutive", {0.2, 0.95, 0.3, 0.1}, {}},
+        OracleCase{"any(value > 0.8)", 3, "rolling", {0.2, 0.95, 0.3, 0.1}, {3, 4}},
+        OracleCase{"count(value > 0.5) >= 3", 4, "rolling", {0.6, 0.1, 0.2, 0.3, 0.7, 0.8, 0.9}, {7}},
+        // A bare comparison in a rolling window holds for every value, not only the latest (the older tool's bug).
+        OracleCase{"value < 0.12", 3, "rolling", {0.5, 0.5, 0.1}, {}}));
+
+TEST(RuleEngine, PpoSafeKlGuardGraceAndCooldown) {
+  // The older tool's run: ppo_safe with kl = 0.5 at steps 1..19 fires at steps 5, 11, 17.
+  auto preset = load_preset("ppo_safe");
+  ASSERT_TRUE(preset.ok());
+  RuleSet only;
+  only.rules.push_back(*preset->find("ppo_high_kl_guard"));
+  RuleEngine engine(std::move(only));
+  EXPECT_EQ(fire_steps(engine, "policy/kl", std::vector<double>(19, 0.5)), (std::vector<int64_t>{5, 11, 17}));
+}
+
+TEST(RuleEngine, GraceCountsStepsNotEvents) {
+  // Logged every 10 steps: a grace of 20 steps keeps steps 10..29 silent, so the value at step 30 is the first.
+  RuleEngine engine(rules_from(rule("value > 0.3", 1, "consecutive", 20, 1000)));
+  EXPECT_EQ(fire_steps(engine, "policy/kl", {0.5, 0.5, 0.5, 0.5}, 10, 10), (std::vector<int64_t>{30}));
+}
+
+TEST(RuleEngine, RestartClearsWindowAndCooldown) {
+  RuleEngine engine(rules_from(rule("value > 0.3", 2, "consecutive", 0, 1000)));
+  std::vector<Alert> alerts;
+  auto feed = [&](int64_t step, double v) {
+    Observation o;
+    o.run_id = "r";
+    o.name = o.raw_name = "policy/kl";
+    o.step = step;
+    o.value = v;
+    engine.observe(o, alerts);
+    engine.flush(alerts);
+  };
+  feed(1, 0.5);
+  feed(2, 0.5);  // fires; cooldown would silence it for 1000 steps
+  feed(1, 0.5);  // restart: steps went backwards
+  feed(2, 0.5);  // fires again in the new segment
+  ASSERT_EQ(alerts.size(), 2u);
+  EXPECT_EQ(alerts[0].step, 2);
+  EXPECT_EQ(alerts[1].step, 2);
+}
+
+TEST(RuleEngine, CrossMetricConditionSeesTheWholeStep) {
+  RuleEngine engine(rules_from(
+      "rules:\n  - id: ratio\n    metric: policy/grad_norm\n"
+      "    condition: metric(\"policy/grad_norm\") / metric(\"value/grad_norm\") > 4\n"));
+  std::vector<Alert> alerts;
+  auto feed = [&](const std::string& name, int64_t step, double v) {
+    Observation o;
+    o.run_id = "r";
+    o.name = o.raw_name = name;
+    o.step = step;
+    o.value = v;
+    engine.observe(o, alerts);
+  };
+  // The policy norm arrives before the value norm of the same step: evaluation waits for the step to complete.
+  feed("policy/grad_norm", 1, 10.0);
+  feed("value/grad_norm", 1, 1.0);
+  feed("policy/grad_norm", 2, 2.0);
+  engine.flush(alerts);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].step, 1);
+  EXPECT_EQ(engine.evaluation_errors(), 1u);  // step 2 has no value/grad_norm
+}
+
+TEST(RuleEngine, LegacyWhereMatchesRawNames) {
+  RuleEngine engine(rules_from("rules:\n  - id: legacy\n    where: name in (\"kl\", \"kl_mean\")\n"
+                               "    condition: value > 0.35\n"));
+  std::vector<Alert> alerts;
+  Observation o;
+  o.run_id = "r";
+  o.name = "policy/kl";
+  o.raw_name = "kl_mean";
+  o.step = 1;
+  o.value = 0.4;
+  engine.observe(o, alerts);
+  engine.flush(alerts);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].metric, "policy/kl");
+}
+
+TEST(RuleEngine, MessageTemplates) {
+  Alert a;
+  a.metric = "policy/kl";
+  a.value = 0.123456;
+  a.step = 42;
+  a.rule_id = "kl";
+  EXPECT_EQ(format_alert_message("KL {value:.3f} at step {step} ({rule_id}) {unknown}", a),
+            "KL 0.123 at step 42 (kl) {unknown}");
+  a.value = 0.5;
+  EXPECT_EQ(format_alert_message("{value:.0%} of {name}", a), "50% of policy/kl");
+}
+
+TEST(RuleFile, ErrorsPointAtFileLineColumn) {
+  auto bad = parse_rules("rules:\n  - id: r\n    metric: kl\n    condition: value >> 3\n", "my.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().context, "my.yaml:4:23");  // the second '>'
+  auto no_condition = parse_rules("rules:\n  - id: r\n    metric: kl\n", "my.yaml");
+  ASSERT_FALSE(no_condition.ok());
+  EXPECT_NE(no_condition.error().message.find("no condition"), std::string::npos);
+  auto bad_window = parse_rules("rules:\n  - id: r\n    metric: kl\n    condition: value > 1\n    window: {size: 0}\n",
+                                "my.yaml");
+  ASSERT_FALSE(bad_window.ok());
+  EXPECT_EQ(bad_window.error().context, "my.yaml:5:20");
+  auto duplicate = parse_rules("rules:\n  - {id: a, metric: kl, condition: value > 1}\n"
+                               "  - {id: a, metric: kl, condition: value > 2}\n", "my.yaml");
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_NE(duplicate.error().message.find("duplicate rule id"), std::string::npos);
+  auto unknown = parse_rules("rules:\n  - {id: a, metric: kl, condition: value > 1, aggregator: mean}\n", "my.yaml");
+  ASSERT_TRUE(unknown.ok());
+  ASSERT_EQ(unknown->warnings.size(), 1u);
+  EXPECT_NE(unknown->warnings[0].find("aggregator"), std::string::npos);
+}
+
+TEST(RuleFile, OverridesAndRawMetricNames) {
+  RuleSet set = rules_from(rule("value > 0.3", 1, "consecutive"));
+  ASSERT_TRUE(apply_override(set, "r.condition=value > 0.9").ok());
+  ASSERT_TRUE(apply_override(set, "r.window.size=3").ok());
+  EXPECT_EQ(set.rules[0].condition_text, "value > 0.9");
+  EXPECT_EQ(set.rules[0].window_size, 3);
+  EXPECT_FALSE(apply_override(set, "r.window.size=zero").ok());
+  EXPECT_FALSE(apply_override(set, "nope.condition=1").ok());
+  ASSERT_TRUE(apply_override(set, "r.enabled=false").ok());
+  EXPECT_TRUE(set.rules.empty());
+  RuleSet raw = rules_from("rules:\n  - {id: a, metric: actor/ppo_kl, condition: value > 1}\n");
+  EXPECT_EQ(raw.rules[0].metrics, (std::vector<std::string>{"policy/approx_kl"}));
+}
+
+// Every preset rule, replayed on its own test values: they must make it fire, and the quiet ones must not.
+struct PresetRule {
+  std::string preset;
+  std::string id;
+};
+
+std::vector<PresetRule> all_preset_rules() {
+  std::vector<PresetRule> out;
+  for (const auto& name : preset_names()) {
+    auto preset = load_preset(name);
+    if (!preset.ok()) continue;
+    for (const auto& r : preset->rules) out.push_back({name, r.id});
+  }
+  return out;
+}
+
+size_t replay(const Rule& r, const std::map<std::string, std::vector<double>>& series) {
+  RuleSet only;
+  only.rules.push_back(r);
+  RuleEngine engine(std::move(only));
+  size_t length = 0;
+  for (const auto& [metric, values] : series) length = std::max(length, values.size());
+  std::vector<Alert> alerts;
+  for (size_t i = 0; i < length; ++i) {
+    for (const auto& [metric, values] : series) {
+      if (i >= values.size()) continue;
+      Observation o;
+      o.run_id = "test";
+      o.name = o.raw_name = metric;
+      o.step = static_cast<int64_t>(i) + 1;
+      o.value = values[i];
+      o.time = NAN;
+      engine.observe(o, alerts);
+    }
+    engine.flush(alerts);
+  }
+  return alerts.size();
+}
+
+class PresetRules : public ::testing::TestWithParam<PresetRule> {};
+
+TEST_P(PresetRules, FiresOnItsTestAndStaysQuietOnTheOther) {
+  auto preset = load_preset(GetParam().preset);
+  ASSERT_TRUE(preset.ok()) << to_string(preset.error());
+  const Rule* r = preset->find(GetParam().id);
+  ASSERT_NE(r, nullptr);
+  ASSERT_FALSE(r->test_fires.empty()) << r->id << " names no values that make it fire";
+  ASSERT_FALSE(r->test_quiet.empty()) << r->id << " names no values that must leave it quiet";
+  EXPECT_GE(replay(*r, r->test_fires), 1u) << r->id << " did not fire on its test values";
+  EXPECT_EQ(replay(*r, r->test_quiet), 0u) << r->id << " fired on its quiet values";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PresetRules, ::testing::ValuesIn(all_preset_rules()),
+                         [](const auto& info) { return info.param.id; });
+
+TEST(Presets, AllLoadWithoutWarnings) {
+  auto names = preset_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"dpo_basic", "grpo_safe", "grpo_strict", "kl_drift", "length_bias",
+                                             "ppo_safe", "ppo_strict"}));
+  for (const auto& n : names) {
+    auto p = load_preset(n);
+    ASSERT_TRUE(p.ok()) << n << ": " << to_string(p.error());
+    EXPECT_TRUE(p->warnings.empty()) << n;
+    EXPECT_FALSE(p->rules.empty()) << n;
+  }
+}
+
+}  // namespace
+}  // namespace rldk
