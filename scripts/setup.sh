@@ -45,7 +45,7 @@ req_stamp=$(stamp requirements-dev.txt)
 if [[ "$(cat .venv/.requirements-stamp 2>/dev/null)" != "$req_stamp" ]]; then
   echo "setup: installing Python requirements"
   "$VPY" -m pip install -q --upgrade pip >/dev/null
-  "$VPY" -m pip install -q -r requirements-dev.txt
+  "$VPY" -m pip install -q -r requirements-dev.txt 2>&1 | grep -v "^WARNING: Location" || true
   echo "$req_stamp" > .venv/.requirements-stamp
 fi
 

@@ -113,7 +113,7 @@ int validate_rules(const std::vector<std::string>& files) {
       continue;
     }
     for (const auto& w : rules->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-    std::printf("%s: %zu rules ok\n", file.c_str(), rules->rules.size());
+    std::printf("%s: %zu rule%s ok\n", file.c_str(), rules->rules.size(), rules->rules.size() == 1 ? "" : "s");
   }
   return code;
 }

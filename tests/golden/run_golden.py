@@ -18,8 +18,10 @@ import argparse
 import difflib
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
 
@@ -35,7 +37,11 @@ def run_case(rldk, case_dir, bless):
     args = shlex.split(read(os.path.join(case_dir, "cmd")).decode().strip())
     stdin = read(os.path.join(case_dir, "stdin"), b"")
     env = dict(os.environ, LC_ALL="C")
-    proc = subprocess.run([rldk] + args, cwd=case_dir, input=stdin, capture_output=True, env=env, timeout=120)
+    # Run in a copy, so files a command writes (monitor reports) never land in the source tree.
+    with tempfile.TemporaryDirectory() as scratch:
+        work = os.path.join(scratch, os.path.basename(case_dir))
+        shutil.copytree(case_dir, work, symlinks=False)
+        proc = subprocess.run([rldk] + args, cwd=work, input=stdin, capture_output=True, env=env, timeout=120)
     expected = {
         "expected_stdout": read(os.path.join(case_dir, "expected_stdout"), b""),
         "expected_rc": int(read(os.path.join(case_dir, "expected_rc"), b"0").decode().strip() or 0),

@@ -218,6 +218,28 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     fs::remove(metrics_path, ec);  // a stale file from an earlier run must not be read as this run's metrics
     sources.push_back(metrics_path);
   }
+  if (options.once) {
+    // Finished logs: the batch readers (compression, folders of runs) feed the same engine.
+    for (const auto& src : sources) {
+      ObservationSink sink(engine, alerts);
+      Diagnostics problems;
+      Status read = read_source(src, options.read, sink, problems);
+      if (!read.ok()) {
+        result.exit_code = 2;
+        result.error = to_string(read.error());
+        return result;
+      }
+      for (const auto& d : problems.examples()) std::fprintf(stderr, "rldk monitor: input problem: %s\n", to_string(d).c_str());
+      engine.flush(alerts);
+      for (const Alert& a : alerts) {
+        ++result.alerts;
+        if (alert_counts(a, options.fail_on)) result.exit_code = 1;
+        dispatcher.dispatch(a);
+      }
+      alerts.clear();
+    }
+    sources.clear();
+  }
   for (const auto& src : sources) {
     Input& in = add_input(src, options.read);
     if (src == "-") {
@@ -231,11 +253,6 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       }
       in.source = std::move(d).value();
     } else {
-      if (options.once && !fs::exists(src, ec)) {
-        result.exit_code = 2;
-        result.error = src + ": no such file or directory";
-        return result;
-      }
       auto f = FileFollower::open(src);
       if (!f.ok()) {
         result.exit_code = 2;
@@ -299,10 +316,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     dispatch_pending();
     if (got > 0) last_data = std::chrono::steady_clock::now();
     if (interrupted) break;
-    if (options.once) {
-      if (got == 0) break;  // every source read to its end
-      continue;
-    }
+    if (options.once) break;  // the sources were read above
     if (child && (child_done || stop_report)) {
       if (!child->status()) child->wait();
       // Whatever the trainer wrote last.
