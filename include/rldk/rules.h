@@ -27,14 +27,31 @@ struct RuleAction {
   std::map<std::string, std::string> headers;  // http only
 };
 
+// A change-point detector a rule can use instead of (or with) a condition: it fires when the watched metric's level
+// shifts relative to a reference learned over the first `warmup` values (after every restart). Values are
+// standardised with that reference (mean, and 1.4826 x MAD as a robust scale) so thresholds are in standard deviations.
+// Trade-off (two-sided CUSUM, k = 0.5): h = 4 -> about 168 steps between false alarms on in-control noise and a
+// detection delay of 8.4 steps for a 1-sigma shift; h = 5 -> 465 and 10.4; h = 8 -> 9,462 and 16.4 (docs/rules.md).
+struct ChangeDetector {
+  std::string kind = "cusum";      // cusum | page_hinkley
+  std::string direction = "both";  // up | down | both
+  int warmup = 30;                 // values used to learn the reference level and scale
+  double k = 0.5;                  // cusum: allowance, half the shift to detect, in standard deviations
+  double h = 5.0;                  // cusum: decision threshold
+  double delta = 0.5;              // page_hinkley: tolerated drift per value, in standard deviations
+  double threshold = 10.0;         // page_hinkley: decision threshold
+  double alpha = 0.9999;           // page_hinkley: forgetting factor of the cumulative sum
+};
+
 struct Rule {
   std::string id;
   std::string description;
   std::vector<std::string> metrics;          // canonical names watched; empty: every metric `where` accepts
   std::shared_ptr<const Expression> where;   // filter on the observation (name, run_id, tags, meta); may be null
   std::string where_text;
-  std::shared_ptr<const Expression> condition;
+  std::shared_ptr<const Expression> condition;  // null: the detector alone decides
   std::string condition_text;
+  std::optional<ChangeDetector> detector;
   int window_size = 1;
   WindowKind window_kind = WindowKind::consecutive;
   int64_t grace_steps = 0;                   // silent until the metric has been seen over this many steps

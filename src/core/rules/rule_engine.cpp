@@ -6,6 +6,7 @@
 //     kinds follow this rule; `kind` is accepted for compatibility with older rule files.
 //   - grace_steps counts steps, not events: with logging every 10 steps a grace of 50 skips the first 5 values.
 //   - cooldown_steps: after firing at step s, the rule is silent through step s + cooldown_steps.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unordered_map>
@@ -21,6 +22,60 @@ struct MetricValue {
   double value = 0.0;
 };
 
+// Change-point detector state (CUSUM or Page-Hinkley on standardised values), per rule, run and metric.
+struct DetectorState {
+  std::vector<double> warm;  // values collected to learn the reference
+  bool armed = false;
+  double mean = 0.0, scale = 1.0;
+  double up = 0.0, down = 0.0;        // CUSUM C+ / C-, or Page-Hinkley sums
+  double ph_mean = 0.0;               // Page-Hinkley running mean of standardised values
+  uint64_t ph_count = 0;
+
+  void reset() { *this = DetectorState{}; }
+
+  // Adds a value; true when the detector alarms at it (and then starts accumulating afresh).
+  bool update(const ChangeDetector& d, double x) {
+    if (!std::isfinite(x)) return false;  // non-finite values have their own guard
+    if (!armed) {
+      warm.push_back(x);
+      if (static_cast<int>(warm.size()) < d.warmup) return false;
+      std::vector<double> v = warm;
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      double median = v[v.size() / 2];
+      for (double& e : v) e = std::fabs(e - median);
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      double mad = v[v.size() / 2];
+      double sum = 0;
+      for (double e : warm) sum += e;
+      mean = sum / static_cast<double>(warm.size());
+      // A flat warm-up (MAD 0) would make any wiggle infinite: floor the scale relative to the level.
+      scale = std::max(1.4826 * mad, std::max(std::fabs(mean) * 1e-3, 1e-12));
+      armed = true;
+      warm.clear();
+      warm.shrink_to_fit();
+      return false;
+    }
+    double z = (x - mean) / scale;
+    bool alarm_up = false, alarm_down = false;
+    if (d.kind == "cusum") {
+      up = std::max(0.0, up + z - d.k);
+      down = std::max(0.0, down - z - d.k);
+      alarm_up = up > d.h;
+      alarm_down = down > d.h;
+    } else {  // page_hinkley
+      ++ph_count;
+      ph_mean += (z - ph_mean) / static_cast<double>(ph_count);
+      up = std::max(0.0, d.alpha * up + (z - ph_mean - d.delta));
+      down = std::max(0.0, d.alpha * down + (ph_mean - z - d.delta));
+      alarm_up = up >= d.threshold;
+      alarm_down = down >= d.threshold;
+    }
+    bool alarm = (alarm_up && d.direction != "down") || (alarm_down && d.direction != "up");
+    if (alarm) up = down = 0.0;
+    return alarm;
+  }
+};
+
 struct WindowState {
   std::deque<double> values;
   std::deque<int64_t> steps;
@@ -32,11 +87,14 @@ struct WindowState {
   std::vector<double> values_scratch;   // contiguous copies for the evaluator
   std::vector<int64_t> steps_scratch;
 
+  DetectorState detector;
+
   void reset() {
     values.clear();
     steps.clear();
     started = false;
     fired = false;
+    detector.reset();
   }
 };
 
@@ -136,6 +194,9 @@ struct RuleEngine::State {
       w.values.pop_front();
       w.steps.pop_front();
     }
+    // The detector sees every value (its reference is learned from the first ones), whatever grace and cooldown say.
+    bool detector_alarm = rule.detector && w.detector.update(*rule.detector, o.value);
+    if (rule.detector && !detector_alarm) return;
     if (static_cast<int>(w.values.size()) < rule.window_size) return;
     if (o.step - w.first_step + 1 < rule.grace_steps) return;
     if (w.fired && o.step <= w.last_fire_step + rule.cooldown_steps) return;
@@ -149,9 +210,11 @@ struct RuleEngine::State {
     }
     w.values_scratch.assign(w.values.begin(), w.values.end());
     w.steps_scratch.assign(w.steps.begin(), w.steps.end());
-    Value result = rule.condition->evaluate(ObservationContext(o, w, run.latest, false));
-    if (result.is_missing()) ++errors;
-    if (!all_true(result)) return;
+    if (rule.condition) {
+      Value result = rule.condition->evaluate(ObservationContext(o, w, run.latest, false));
+      if (result.is_missing()) ++errors;
+      if (!all_true(result)) return;
+    }
     w.fired = true;
     w.last_fire_step = o.step;
     Alert alert;
@@ -187,7 +250,7 @@ RuleEngine::RuleEngine(RuleSet rules) : state_(std::make_unique<State>()) {
   for (size_t r = 0; r < state_->rules.rules.size(); ++r) {
     const Rule& rule = state_->rules.rules[r];
     if (rule.metrics.empty()) state_->filter_rules.push_back(r);
-    state_->referenced[r] = rule.condition->metrics_referenced();
+    if (rule.condition) state_->referenced[r] = rule.condition->metrics_referenced();
     for (const auto& m : rule.metrics) state_->rules_by_metric[m].push_back(r);
   }
 }
@@ -231,6 +294,11 @@ Json RuleEngine::rule_report() const {
     const RuleStats& s = state_->stats[r];
     Json j;
     j["condition"] = rule.condition_text;
+    if (rule.detector) {
+      j["detector"]["kind"] = rule.detector->kind;
+      j["detector"]["direction"] = rule.detector->direction;
+      j["detector"]["warmup"] = rule.detector->warmup;
+    }
     if (!rule.where_text.empty()) j["where"] = rule.where_text;
     Json metrics = Json::Array{};
     for (const auto& m : rule.metrics) metrics.push_back(m);

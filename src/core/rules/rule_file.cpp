@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -24,7 +25,7 @@ namespace rldk {
 namespace {
 
 const std::set<std::string> RULE_KEYS = {"id", "description", "metric", "metrics", "where", "condition", "window",
-                                         "grace_steps", "cooldown_steps", "actions", "test"};
+                                         "grace_steps", "cooldown_steps", "actions", "test", "detector"};
 const std::set<std::string> ACTION_KINDS = {"warn", "stop", "sentinel", "http", "webhook", "shell"};
 
 std::string where(const std::string& origin, const YAML::Mark& mark, int extra_columns = 0) {
@@ -137,13 +138,47 @@ Result<Rule> parse_rule(const std::string& origin, const YAML::Node& node, std::
   if (rule.metrics.empty() && !rule.where) {
     return rule_error(origin, node, "rule '" + rule.id + "' watches nothing: give metric: NAME (or a where: filter)");
   }
-  if (!node["condition"] || !node["condition"].IsScalar()) {
-    return rule_error(origin, node, "rule '" + rule.id + "' has no condition");
+  if (YAML::Node d = node["detector"]) {
+    if (!d.IsMap() || !d["kind"]) return rule_error(origin, d, "detector needs a kind: cusum or page_hinkley");
+    ChangeDetector det;
+    det.kind = d["kind"].as<std::string>();
+    if (det.kind != "cusum" && det.kind != "page_hinkley") {
+      return rule_error(origin, d["kind"], "detector kind must be cusum or page_hinkley, got '" + det.kind + "'");
+    }
+    for (const auto& kv : d) {
+      std::string key = kv.first.as<std::string>();
+      if (key == "kind") continue;
+      if (key == "direction") {
+        det.direction = kv.second.as<std::string>();
+        if (det.direction != "up" && det.direction != "down" && det.direction != "both") {
+          return rule_error(origin, kv.second, "direction must be up, down or both");
+        }
+        continue;
+      }
+      double v = 0;
+      if (!kv.second.IsScalar() || !io::parse_number(kv.second.as<std::string>(), v) || !(v > 0) || !std::isfinite(v)) {
+        return rule_error(origin, kv.second, "detector setting '" + key + "' must be a positive number");
+      }
+      if (key == "warmup") det.warmup = static_cast<int>(v);
+      else if (key == "k") det.k = v;
+      else if (key == "h") det.h = v;
+      else if (key == "delta") det.delta = v;
+      else if (key == "threshold") det.threshold = v;
+      else if (key == "alpha" && v <= 1) det.alpha = v;
+      else return rule_error(origin, kv.first, "unknown detector setting '" + key + "' (warmup, k, h, delta, threshold, alpha, direction)");
+    }
+    if (det.warmup < 3) return rule_error(origin, d, "detector warmup must be at least 3 values");
+    rule.detector = det;
   }
-  rule.condition_text = node["condition"].as<std::string>();
-  auto condition = Expression::parse(rule.condition_text);
-  if (!condition.ok()) return expression_error(origin, node["condition"], "condition", condition.error());
-  rule.condition = std::make_shared<const Expression>(std::move(condition).value());
+  if (!rule.detector && (!node["condition"] || !node["condition"].IsScalar())) {
+    return rule_error(origin, node, "rule '" + rule.id + "' has no condition (or detector)");
+  }
+  if (node["condition"]) {
+    rule.condition_text = node["condition"].as<std::string>();
+    auto condition = Expression::parse(rule.condition_text);
+    if (!condition.ok()) return expression_error(origin, node["condition"], "condition", condition.error());
+    rule.condition = std::make_shared<const Expression>(std::move(condition).value());
+  }
   if (YAML::Node w = node["window"]) {
     YAML::Node size = w.IsMap() ? w["size"] : w;
     if (size) {
