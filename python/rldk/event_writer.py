@@ -11,22 +11,18 @@ is safe to share between threads.
 from __future__ import annotations
 
 import datetime as _dt
-import numbers
 from typing import Mapping, Optional
 
 from . import _core
+from ._values import as_float
 from .errors import InvalidArgumentError
 
 
 def _to_float(name, value):
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, numbers.Real):
-        return float(value)
-    item = getattr(value, "item", None)  # NumPy scalars, 0-d arrays and one-element torch tensors
-    if callable(item):
-        return float(item())
-    raise InvalidArgumentError("value of %r is %s, not a number" % (name, type(value).__name__))
+    number = as_float(value)
+    if number is None:
+        raise InvalidArgumentError("value of %r is %s, not a number" % (name, type(value).__name__))
+    return number
 
 
 def _to_epoch(time):

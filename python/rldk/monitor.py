@@ -14,11 +14,10 @@ command does; stop actions are recorded as requests, since stopping is the train
 from __future__ import annotations
 
 import json
-import math
-import numbers
 from typing import Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _core
+from ._values import as_float
 from .errors import InvalidArgumentError
 
 
@@ -58,18 +57,9 @@ class Monitor:
         alerts raised at this step. Values that are not numbers (strings, None) are skipped; NaN is kept."""
         items = []
         for name, value in metrics.items():
-            if isinstance(value, bool):
-                value = float(value)
-            elif isinstance(value, numbers.Real):
-                value = float(value)
-            elif hasattr(value, "item"):
-                try:
-                    value = float(value.item())
-                except (TypeError, ValueError):
-                    continue
-            else:
-                continue
-            items.append((str(name), value))
+            number = as_float(value)
+            if number is not None:
+                items.append((str(name), number))
         return self._native.observe(int(step), items, run_id or self.run_id, time)
 
     def report(self) -> dict:

@@ -16,11 +16,16 @@
 namespace rldk {
 namespace {
 
-// Latest value of every metric of a run, for metric("name") in conditions.
-struct MetricValue {
+// What the engine knows about one metric of one run: a dense id (keys its windows), its latest value (for
+// metric("name") in conditions) and the rules that name it. One hash lookup per observation finds all three.
+struct SeriesInfo {
+  uint32_t id = 0;
   int64_t step = 0;
   double value = 0.0;
+  bool seen = false;
+  const std::vector<size_t>* rules = nullptr;  // rules naming this metric; null if none
 };
+using SeriesMap = std::unordered_map<std::string, SeriesInfo>;
 
 // Change-point detector state (CUSUM or Page-Hinkley on standardised values), per rule, run and metric.
 struct DetectorState {
@@ -107,7 +112,7 @@ struct RuleStats {
 class ObservationContext final : public EvalContext {
  public:
   ObservationContext(const Observation& o, const WindowState& w,
-                     const std::unordered_map<std::string, MetricValue>& latest, bool use_raw_name)
+                     const SeriesMap& latest, bool use_raw_name)
       : o_(o), w_(w), latest_(latest), use_raw_name_(use_raw_name) {}
   std::span<const double> window_values() const override { return w_.values_scratch; }
   std::span<const int64_t> window_steps() const override { return w_.steps_scratch; }
@@ -118,7 +123,7 @@ class ObservationContext final : public EvalContext {
   std::optional<std::string_view> meta(std::string_view key) const override { return lookup(o_.meta, key); }
   std::optional<double> metric(std::string_view name) const override {
     auto it = latest_.find(std::string(name));
-    if (it == latest_.end() || it->second.step != o_.step) return std::nullopt;
+    if (it == latest_.end() || !it->second.seen || it->second.step != o_.step) return std::nullopt;
     return it->second.value;
   }
 
@@ -130,12 +135,12 @@ class ObservationContext final : public EvalContext {
   }
   const Observation& o_;
   const WindowState& w_;
-  const std::unordered_map<std::string, MetricValue>& latest_;
+  const SeriesMap& latest_;
   bool use_raw_name_;
 };
 
 // `where` filters see a one-value window of the observation itself.
-bool passes_where(const Rule& rule, const Observation& o, const std::unordered_map<std::string, MetricValue>& latest,
+bool passes_where(const Rule& rule, const Observation& o, const SeriesMap& latest,
                   WindowState& scratch) {
   if (!rule.where) return true;
   scratch.values_scratch.assign(1, o.value);
@@ -153,12 +158,13 @@ struct RuleEngine::State {
   std::unordered_map<std::string, std::vector<size_t>> rules_by_metric;
   std::vector<size_t> filter_rules;
   struct RunState {
-    std::vector<Observation> pending;  // observations of the step not yet evaluated
-    std::unordered_map<std::string, MetricValue> latest;
+    std::vector<std::pair<Observation, const SeriesInfo*>> pending;  // observations of the step not yet evaluated
+    SeriesMap series;
   };
   std::unordered_map<std::string, RunState> runs;
-  // Window state per rule, per run + metric.
-  std::vector<std::unordered_map<std::string, WindowState>> windows;
+  uint32_t next_series = 0;
+  // Window state per rule, per series (run + metric).
+  std::vector<std::unordered_map<uint32_t, WindowState>> windows;
   std::vector<RuleStats> stats;
   std::vector<std::vector<std::string>> referenced;  // per rule: metrics its condition reads with metric("...")
   WindowState where_scratch;
@@ -166,22 +172,21 @@ struct RuleEngine::State {
   uint64_t errors = 0;
 
   void evaluate_pending(RunState& run, std::vector<Alert>& alerts) {
-    for (const Observation& o : run.pending) {
-      auto it = rules_by_metric.find(o.name);
-      if (it != rules_by_metric.end()) {
-        for (size_t r : it->second) evaluate(r, o, run, alerts);
+    for (const auto& [o, series] : run.pending) {
+      if (series->rules) {
+        for (size_t r : *series->rules) evaluate(r, o, series->id, run, alerts);
       }
       for (size_t r : filter_rules) {
-        if (passes_where(rules.rules[r], o, run.latest, where_scratch)) evaluate(r, o, run, alerts);
+        if (passes_where(rules.rules[r], o, run.series, where_scratch)) evaluate(r, o, series->id, run, alerts);
       }
     }
     run.pending.clear();
   }
 
-  void evaluate(size_t r, const Observation& o, RunState& run, std::vector<Alert>& alerts) {
+  void evaluate(size_t r, const Observation& o, uint32_t series, RunState& run, std::vector<Alert>& alerts) {
     const Rule& rule = rules.rules[r];
-    if (!rule.metrics.empty() && rule.where && !passes_where(rule, o, run.latest, where_scratch)) return;
-    WindowState& w = windows[r][o.run_id + '\x1f' + o.name];
+    if (!rule.metrics.empty() && rule.where && !passes_where(rule, o, run.series, where_scratch)) return;
+    WindowState& w = windows[r][series];
     if (w.started && o.step < w.last_step) w.reset();  // a restart: start over
     if (!w.started) {
       w.started = true;
@@ -202,8 +207,8 @@ struct RuleEngine::State {
     if (w.fired && o.step <= w.last_fire_step + rule.cooldown_steps) return;
     // A metric the condition reads that was not logged at this step: the rule cannot judge this step.
     for (const auto& name : referenced[r]) {
-      auto it = run.latest.find(name);
-      if (it == run.latest.end() || it->second.step != o.step) {
+      auto it = run.series.find(name);
+      if (it == run.series.end() || !it->second.seen || it->second.step != o.step) {
         ++errors;
         return;
       }
@@ -211,7 +216,7 @@ struct RuleEngine::State {
     w.values_scratch.assign(w.values.begin(), w.values.end());
     w.steps_scratch.assign(w.steps.begin(), w.steps.end());
     if (rule.condition) {
-      Value result = rule.condition->evaluate(ObservationContext(o, w, run.latest, false));
+      Value result = rule.condition->evaluate(ObservationContext(o, w, run.series, false));
       if (result.is_missing()) ++errors;
       if (!all_true(result)) return;
     }
@@ -262,9 +267,18 @@ RuleEngine& RuleEngine::operator=(RuleEngine&&) noexcept = default;
 void RuleEngine::observe(Observation o, std::vector<Alert>& alerts) {
   ++state_->observations;
   State::RunState& run = state_->runs[o.run_id];
-  if (!run.pending.empty() && run.pending.front().step != o.step) state_->evaluate_pending(run, alerts);
-  run.latest[o.name] = MetricValue{o.step, o.value};
-  run.pending.push_back(std::move(o));
+  if (!run.pending.empty() && run.pending.front().first.step != o.step) state_->evaluate_pending(run, alerts);
+  auto [it, inserted] = run.series.try_emplace(o.name);
+  SeriesInfo& series = it->second;
+  if (inserted) {
+    series.id = state_->next_series++;
+    auto rules = state_->rules_by_metric.find(o.name);
+    if (rules != state_->rules_by_metric.end()) series.rules = &rules->second;
+  }
+  series.step = o.step;
+  series.value = o.value;
+  series.seen = true;
+  run.pending.emplace_back(std::move(o), &series);
 }
 
 void RuleEngine::flush(std::vector<Alert>& alerts) {
