@@ -175,3 +175,19 @@ def test_monitor_failed_webhook_is_logged_not_fatal(tmp_path):
     records = [json.loads(l) for l in (tmp_path / "o" / "alerts.jsonl").read_text().splitlines()]
     assert records[0]["action"] == "http" and records[0]["status"] == "error"
     assert len(records[0]["details"]["attempts"]) == 2
+
+
+def test_reports_validate_against_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "docs" / "schemas" / "rldk.monitor-report.v1.schema.json").read_text())
+    out = tmp_path / "demo"
+    subprocess.run([rldk_binary(), "monitor", "--preset", "grpo_safe", "--preset", "kl_drift", "--out", str(out),
+                    "--cmd", "%s %s --runaway-step 60 --steps 300" % (sys.executable, SIM)],
+                   capture_output=True, text=True, timeout=120)
+    jsonschema.validate(json.loads((out / "report.json").read_text()), schema)
+    once = tmp_path / "once"
+    subprocess.run([rldk_binary(), "monitor", "--once", str(ROOT / "examples" / "verl_console.log"), "--preset",
+                    "grpo_strict", "--out", str(once)], capture_output=True, text=True, timeout=60)
+    report = json.loads((once / "report.json").read_text())
+    jsonschema.validate(report, schema)
+    assert report["summary"]["alerts"] >= 1
