@@ -64,6 +64,10 @@ class RuleEngine {
   std::unique_ptr<State> state_;
 };
 
+// The alert's identity as JSON: rule_id, run_id, metric, step, value, message (shared by reports, alert records and
+// webhook payloads).
+Json alert_json(const Alert& alert);
+
 // Formats a message template: {name}, {metric}, {value}, {step}, {rule_id}, {run_id}, {time}, with optional
 // Python-style precision: {value:.3f}, {value:.2e}, {value:.4g}. Unknown fields are left as written.
 std::string format_alert_message(const std::string& templ, const Alert& alert);

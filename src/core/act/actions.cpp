@@ -68,13 +68,8 @@ Result<long> post_json(const std::string& url, const std::string& method, const 
 }  // namespace
 
 Json webhook_payload(const Alert& alert) {
-  Json j;
+  Json j = alert_json(alert);
   j["text"] = "rldk: " + alert.message + (alert.stop ? " [stop]" : "");
-  j["rule_id"] = alert.rule_id;
-  j["run_id"] = alert.run_id;
-  j["metric"] = alert.metric;
-  j["step"] = alert.step;
-  j["value"] = alert.value;
   return j;
 }
 
@@ -92,13 +87,8 @@ struct ActionDispatcher::State {
   std::thread worker;
 
   void record(const Alert& alert, const std::string& action, bool ok, const std::string& message, Json details) {
-    Json r;
+    Json r = alert_json(alert);
     r["action"] = action;
-    r["rule_id"] = alert.rule_id;
-    r["run_id"] = alert.run_id;
-    r["metric"] = alert.metric;
-    r["step"] = alert.step;
-    r["value"] = alert.value;
     if (std::isfinite(alert.time)) r["time"] = io::format_iso8601(alert.time);
     if (options.timestamps) r["ts"] = io::format_iso8601(now_seconds());
     r["status"] = ok ? "ok" : "error";

@@ -289,17 +289,16 @@ const RuleSet& RuleEngine::rules() const { return state_->rules; }
 uint64_t RuleEngine::observations() const { return state_->observations; }
 uint64_t RuleEngine::evaluation_errors() const { return state_->errors; }
 
-namespace {
-Json activation_json(const Alert& a) {
+Json alert_json(const Alert& a) {
   Json j;
+  j["rule_id"] = a.rule_id;
+  j["run_id"] = a.run_id;
+  j["metric"] = a.metric;
   j["step"] = a.step;
   j["value"] = a.value;
-  j["metric"] = a.metric;
-  j["run_id"] = a.run_id;
   j["message"] = a.message;
   return j;
 }
-}  // namespace
 
 Json RuleEngine::rule_report() const {
   Json out = Json::Object{};
@@ -324,8 +323,8 @@ Json RuleEngine::rule_report() const {
     j["activations"] = s.activations;
     j["stops"] = rule.stops();
     if (s.any) {
-      j["first_activation"] = activation_json(s.first);
-      j["last_activation"] = activation_json(s.last);
+      j["first_activation"] = alert_json(s.first);
+      j["last_activation"] = alert_json(s.last);
     }
     out[rule.id] = j;
   }
