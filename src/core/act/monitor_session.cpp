@@ -10,6 +10,7 @@
 #include <csignal>
 #include <filesystem>
 #include <algorithm>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <variant>
@@ -173,7 +174,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   std::optional<StopReport> stop_report;
   std::string stop_error;
   auto grace = std::chrono::milliseconds(static_cast<int64_t>(options.stop_grace_seconds * 1000));
-  std::vector<Input> inputs;
+  std::deque<Input> inputs;  // a deque: references to inputs (console_input) stay valid as more are added
   auto passthrough = [&](OutputStream stream, std::string_view bytes) {
     if (options.passthrough) {
       std::fwrite(bytes.data(), 1, bytes.size(), stream == OutputStream::out ? stdout : stderr);
