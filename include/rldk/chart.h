@@ -1,0 +1,62 @@
+// Line charts as self-contained SVG, for the HTML cards (doctor report card, drift card, determinism card).
+// Output is deterministic (fixed float formatting, no ids from clocks or pointers), so cards can be golden-tested.
+// Long series are reduced to at most `max_points_per_series` points per line by keeping, per horizontal pixel
+// bucket, the first, min, max and last point: spikes survive the reduction, which plain striding would drop.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rldk {
+
+// How a shaded range or marker is drawn; also decides its colour.
+enum class ChartTone { Neutral, Info, Warning, Critical, Good };
+
+struct ChartSeries {
+  std::string label;            // legend text; empty: no legend entry
+  std::vector<double> steps;    // x values, ascending within a line; NaN/Inf steps are skipped
+  std::vector<double> values;   // same length as steps; NaN/Inf values break the line (a gap) and get a tick mark
+  bool dashed = false;
+};
+
+// A shaded vertical band, e.g. an anomaly episode from onset to end.
+struct ChartRange {
+  double start_step = 0;
+  double end_step = 0;          // equal to start_step: a thin band one unit wide
+  std::string label;            // shown as the band's tooltip (<title>)
+  ChartTone tone = ChartTone::Warning;
+};
+
+// A vertical line at a step, e.g. a finding's onset or the first divergence.
+struct ChartMarker {
+  double step = 0;
+  std::string label;            // printed at the top of the line
+  ChartTone tone = ChartTone::Critical;
+};
+
+// A horizontal reference line, e.g. a rule threshold or a KL target.
+struct ChartThreshold {
+  double value = 0;
+  std::string label;
+  ChartTone tone = ChartTone::Neutral;
+};
+
+struct LineChart {
+  std::string title;
+  std::string x_label = "step";
+  std::string y_label;
+  std::vector<ChartSeries> series;
+  std::vector<ChartRange> ranges;
+  std::vector<ChartMarker> markers;
+  std::vector<ChartThreshold> thresholds;
+  bool log_y = false;           // values <= 0 are skipped on a log axis
+  int width = 720;              // SVG user units (pixels at 100% zoom)
+  int height = 260;
+  int max_points_per_series = 1200;
+};
+
+// The chart as an <svg> element (no XML prolog), safe to embed in HTML. Text is escaped. A chart with no finite
+// point renders a framed "no data" box rather than failing.
+std::string render_svg(const LineChart& chart);
+
+}  // namespace rldk
