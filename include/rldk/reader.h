@@ -20,7 +20,9 @@
 namespace rldk {
 
 // Formats a reader can detect. The JSONL family is decided per line (long-form event, wide record, verl record).
-enum class Format { unknown, jsonl, json_document, csv, tsv, console };
+// tensorboard (event files) and wandb (run-*.wandb transaction logs) are binary, record-based formats, recognised
+// from their first bytes or file name and read incrementally like the text formats.
+enum class Format { unknown, jsonl, json_document, csv, tsv, console, tensorboard, wandb };
 std::string format_name(Format format);
 // The Format named by format_name() (or "auto" for unknown); false for any other name.
 bool parse_format_name(const std::string& name, Format& format);
@@ -42,7 +44,7 @@ struct Point {
   double value = 0.0;
   double wall_time = 0.0;  // NaN when unknown
   uint32_t segment = 0;
-  uint64_t line = 0;       // 1-based source line, 0 when not line-based
+  uint64_t line = 0;       // 1-based source line; for record-based formats the 1-based record number
 };
 
 // Receives what a reader finds. Ids are dense per reader: run ids from 0, metric ids from 0 within each run.
@@ -76,6 +78,8 @@ class StreamReader {
   uint64_t points() const;
   uint32_t runs() const;  // runs (distinct run ids) produced so far
   uint64_t lines() const;
+  // Complete records of a record-based format (tensorboard, wandb) seen so far; 0 for text formats.
+  uint64_t records() const;
   // True when the data starts with binary bytes (NUL) instead of text: not a run log.
   bool binary() const;
 

@@ -18,6 +18,8 @@ from .errors import (InvalidArgumentError, RldkError, SourceNotFoundError, Sourc
 from .event_writer import EventWriter
 from .monitor import Monitor
 from .run import Run, Segment, Series, read_run, read_runs
+from . import seed
+from .seed import rng_fingerprint, seed_context, set_global_seed
 
 __version__ = _core.__version__
 
@@ -28,5 +30,5 @@ metric_names = _core.metric_names
 __all__ = [
     "EventWriter", "InvalidArgumentError", "Monitor", "RldkError", "Run", "Segment", "Series", "SourceNotFoundError",
     "SourceUnreadableError", "UnrecognizedFormatError", "WriteError", "canonical_name", "metric_info",
-    "metric_names", "read_run", "read_runs",
+    "metric_names", "read_run", "read_runs", "rng_fingerprint", "seed", "seed_context", "set_global_seed",
 ]

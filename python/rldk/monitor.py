@@ -66,6 +66,41 @@ class Monitor:
         """Per rule: condition, window, activations, first and last activation."""
         return json.loads(self._native.report())
 
+    @property
+    def observations(self) -> int:
+        """Metric values evaluated so far."""
+        return self._native.observations
+
+    @property
+    def evaluation_errors(self) -> int:
+        """Conditions that could not be evaluated (e.g. a rule reading a metric the trainer never logged)."""
+        return self._native.evaluation_errors
+
+    def records(self) -> List[dict]:
+        """The action records so far (warn, stop, http, ...), as alerts.jsonl holds them; empty without
+        ``alerts_path``."""
+        return json.loads(self._native.records())
+
+    def session_report(self, fail_on: str = "stop", sources: Sequence[str] = ()) -> dict:
+        """The report ``rldk monitor`` writes to report.json (schema rldk.monitor-report/v1), for this in-process
+        session. ``exit_code`` is what the command would have exited with: 1 when an alert at or above ``fail_on``
+        (never, warn or stop) fired, else 0."""
+        if fail_on not in ("never", "warn", "stop"):
+            raise InvalidArgumentError("fail_on is %r; expected never, warn or stop" % (fail_on,))
+        alerts = self.alerts
+        stop_requested = any(a["stop"] for a in alerts)
+        failed = (fail_on == "warn" and bool(alerts)) or (fail_on == "stop" and stop_requested)
+        return {
+            "schema": "rldk.monitor-report/v1",
+            "rules": self.report(),
+            "alerts": self.records(),
+            "summary": {
+                "observations": self.observations, "alerts": len(alerts), "stop_requested": stop_requested,
+                "evaluation_errors": self.evaluation_errors, "exit_code": 1 if failed else 0, "fail_on": fail_on,
+                "sources": [str(s) for s in sources], "input_problems": 0,
+            },
+        }
+
     def close(self) -> None:
         self._native.close()
 

@@ -291,6 +291,14 @@ NB_MODULE(_core, m) {
         for (const auto& r : self.engine->rules().rules) ids.push_back(r.id);
         return ids;
       })
+      .def_prop_ro("observations", [](const Monitor& self) { return self.engine->observations(); })
+      .def_prop_ro("evaluation_errors", [](const Monitor& self) { return self.engine->evaluation_errors(); })
+      // The action records (as alerts.jsonl holds them) for a session report; "[]" without an alerts file.
+      .def("records", [](Monitor& self) {
+        if (!self.dispatcher) return std::string("[]");
+        self.dispatcher->drain();
+        return self.dispatcher->records().dump(-1);
+      })
       .def("close", [](Monitor& self) {
         if (self.dispatcher) self.dispatcher->drain();
       });

@@ -15,5 +15,14 @@ void add_ingest_command(CLI::App& app, int& exit_code);
 void add_metrics_command(CLI::App& app, int& exit_code);
 void add_rules_command(CLI::App& app, int& exit_code);
 void add_monitor_command(CLI::App& app, int& exit_code);
+void add_scan_command(CLI::App& app, int& exit_code);
+void add_forensics_command(CLI::App& app, int& exit_code);
+void add_doctor_command(CLI::App& app, int& exit_code);
+void add_env_audit_command(CLI::App& app, int& exit_code);
+void add_seed_command(CLI::App& app, int& exit_code);
+void add_bisect_command(CLI::App& app, int& exit_code);
+void add_diff_command(CLI::App& app, int& exit_code);
+void add_check_determinism_command(CLI::App& app, int& exit_code);
+void add_replay_command(CLI::App& app, int& exit_code);
 
 }  // namespace rldk::cli

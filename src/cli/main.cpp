@@ -16,6 +16,15 @@ int main(int argc, char** argv) {
   rldk::cli::add_metrics_command(app, exit_code);
   rldk::cli::add_rules_command(app, exit_code);
   rldk::cli::add_monitor_command(app, exit_code);
+  rldk::cli::add_scan_command(app, exit_code);
+  rldk::cli::add_forensics_command(app, exit_code);
+  rldk::cli::add_doctor_command(app, exit_code);
+  rldk::cli::add_env_audit_command(app, exit_code);
+  rldk::cli::add_seed_command(app, exit_code);
+  rldk::cli::add_bisect_command(app, exit_code);
+  rldk::cli::add_diff_command(app, exit_code);
+  rldk::cli::add_check_determinism_command(app, exit_code);
+  rldk::cli::add_replay_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -19,6 +19,7 @@
 
 #include "io/follow_notify.h"
 #include "io/follow_read.h"
+#include "io/source_files.h"
 #include "rldk/follow.h"
 
 namespace rldk {
@@ -122,7 +123,10 @@ struct DirectoryFollower::Impl {
     std::optional<Candidate> best;
     while (const dirent* entry = ::readdir(dir)) {
       std::string name = entry->d_name;
-      if (name.empty() || name[0] == '.' || !has_extension(name, options.extensions)) continue;
+      if (name.empty() || name[0] == '.') continue;
+      // TensorBoard event files have no extension of their own (events.out.tfevents.<time>.<host>.<pid>.<n>): a
+      // folder that a SummaryWriter writes to is followed like a folder of JSONL logs.
+      if (!has_extension(name, options.extensions) && !io::is_tensorboard_file(name)) continue;
       struct stat st {};
       if (::fstatat(::dirfd(dir), entry->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode)) continue;
       Candidate c{Rank{static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec, name},

@@ -2,6 +2,8 @@
 #include <cctype>
 
 #include "io/line_format.h"
+#include "io/record_format.h"
+#include "io/tfrecord_framing.h"
 
 namespace rldk::io {
 namespace {
@@ -43,6 +45,43 @@ bool looks_like_csv_header(std::string_view line, char delimiter) {
 }
 
 }  // namespace
+
+bool is_record_format(Format format) { return format == Format::tensorboard || format == Format::wandb; }
+
+namespace {
+std::string_view file_name(std::string_view path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+}  // namespace
+
+bool text_so_far(std::string_view head, std::string_view path) {
+  std::string_view name = file_name(path);
+  if (name.find("tfevents") != std::string_view::npos || (name.size() > 6 && name.substr(name.size() - 6) == ".wandb")) {
+    return false;
+  }
+  if (std::string_view(":W&B").substr(0, std::min<size_t>(head.size(), 4)) == head.substr(0, 4)) return false;
+  // A complete line of text: a TFRecord header has NUL bytes in its length.
+  if (head.find('\n') != std::string_view::npos && head.find('\0') == std::string_view::npos) return true;
+  // A length no TFRecord header can have (above TfRecordFramer::MAX_RECORD_BYTES): bytes 4..7 not zero, or byte 3
+  // above 0x10. Decides early for binary data that is no event file either.
+  if (head.size() > 3 && static_cast<uint8_t>(head[3]) > 0x10) return true;
+  for (size_t i = 4; i < head.size() && i < 8; ++i) {
+    if (head[i] != '\0') return true;
+  }
+  return false;
+}
+
+Format sniff_binary_format(std::string_view head, std::string_view path) {
+  if (head.substr(0, 4) == ":W&B") return Format::wandb;
+  std::string_view name = file_name(path);
+  // Event files are named events.out.tfevents.<time>.<host>...; the name alone is enough, so that an event file
+  // whose first record is damaged is still read (and its damage reported) instead of taken for text.
+  if (name.find("tfevents") != std::string_view::npos) return Format::tensorboard;
+  if (name.size() > 6 && name.substr(name.size() - 6) == ".wandb") return Format::wandb;  // a damaged header too
+  if (TfRecordFramer::valid_header(head)) return Format::tensorboard;
+  return Format::unknown;
+}
 
 Format sniff_format(std::string_view first_line, std::string_view path) {
   std::string ext = lower_extension(path);

@@ -1,9 +1,12 @@
 #include "io/source_files.h"
 
+#include "io/mlflow_reader.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string_view>
 
 namespace fs = std::filesystem;
 
@@ -41,11 +44,39 @@ bool is_checkpoint_dir(const std::string& name, long& number) {
   return true;
 }
 
+// run-YYYYMMDD_HHMMSS-<id> or offline-run-YYYYMMDD_HHMMSS-<id>: a W&B run folder.
+bool is_wandb_run_dir(const std::string& name) {
+  std::string_view rest(name);
+  if (rest.rfind("offline-", 0) == 0) rest.remove_prefix(8);
+  if (rest.rfind("run-", 0) != 0 || rest.size() < 4 + 15 + 2) return false;
+  rest.remove_prefix(4);
+  for (size_t i = 0; i < 15; ++i) {
+    bool digit = rest[i] >= '0' && rest[i] <= '9';
+    if (i == 8 ? rest[i] != '_' : !digit) return false;
+  }
+  return rest[15] == '-';
+}
+
 }  // namespace
+
+bool is_tensorboard_file(const std::string& name) { return name.rfind("events.out.tfevents.", 0) == 0; }
+
+bool is_wandb_file(const std::string& name) {
+  return name.size() > 10 && name.rfind("run-", 0) == 0 && name.compare(name.size() - 6, 6, ".wandb") == 0;
+}
+
+bool is_binary_run_file(const std::string& name) { return is_tensorboard_file(name) || is_wandb_file(name); }
 
 std::string default_run_id(const std::string& path) {
   if (path == "-") return "stdin";
   fs::path p(path);
+  std::string file_name = p.filename().string();
+  if (is_wandb_file(file_name)) return file_name.substr(4, file_name.size() - 10);  // run-<id>.wandb: W&B's run id
+  if (is_tensorboard_file(file_name)) {
+    // One TensorBoard run = one folder of event files (the log_dir given to the writer).
+    std::string folder = fs::absolute(p).lexically_normal().parent_path().filename().string();
+    return folder.empty() ? file_name : folder;
+  }
   auto [stem, ext] = stem_and_extension(p);
   if (!GENERIC_STEMS.count(stem)) return stem;
   fs::path parent = fs::absolute(p).lexically_normal().parent_path();
@@ -66,6 +97,7 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     return Error{ErrorCode::not_found, "no such file or directory", path};
   }
   if (!fs::is_directory(status)) return std::vector<std::string>{path};
+  if (is_mlflow_run_dir(path)) return std::vector<std::string>{path};
 
   std::vector<std::string> files;
   // trainer_state.json per run root: the top-level copy (-1) or the newest checkpoint-N.
@@ -80,7 +112,22 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
       if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
+    if ((name == "files" || name == "logs") && is_wandb_run_dir(p.parent_path().filename().string())) {
+      // W&B's copies of the console output and its own debug logs: the run's metrics are in its .wandb log.
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_directory(ec) && is_mlflow_run_dir(p.string())) {
+      files.push_back(p.string());  // one MLflow run (file store), read as a whole
+      it.disable_recursion_pending();
+      continue;
+    }
     if (!it->is_regular_file(ec)) continue;
+    if (it->is_symlink(ec)) {
+      // wandb/debug.log and wandb/debug-internal.log link into the latest W&B run folder's logs/: not run logs.
+      fs::path target = fs::canonical(p, ec);
+      if (!ec && is_wandb_run_dir(target.parent_path().parent_path().filename().string())) continue;
+    }
     auto [stem, ext] = stem_and_extension(p);
     if (stem == "trainer_state" && ext == ".json") {
       fs::path root = p.parent_path();
@@ -92,14 +139,16 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
       if (better) best = {n, p.string()};
       continue;
     }
-    if (LOG_EXTENSIONS.count(ext)) files.push_back(p.string());
+    if (LOG_EXTENSIONS.count(ext) || is_binary_run_file(name)) files.push_back(p.string());
+    else if ((ext == ".db" || ext == ".sqlite") && is_sqlite_file(p.string())) files.push_back(p.string());  // MLflow
   }
   for (auto& [root, choice] : trainer_states) files.push_back(choice.second);
   std::sort(files.begin(), files.end());
   if (files.empty()) {
     return Error{ErrorCode::unrecognized,
-                 "no run logs found in this directory (looked for .jsonl, .csv, .tsv, .log, .txt and "
-                 "trainer_state.json, also gzip/zstd compressed)",
+                 "no run logs found in this directory (looked for .jsonl, .csv, .tsv, .log, .txt, "
+                 "trainer_state.json, also gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B "
+                 "run-*.wandb logs, MLflow mlruns/ run folders and mlflow.db SQLite stores)",
                  path};
   }
   return files;

@@ -15,6 +15,11 @@ Result<std::vector<std::string>> list_source_files(const std::string& path);
 
 // The file stem without extensions; for generic names (trainer_state.json, metrics.jsonl, progress.csv, ...)
 // the name of the folder that holds it (skipping a checkpoint-N folder).
+// TensorBoard event files (the folder is the run), W&B logs run-<id>.wandb (the id is the run): binary run files.
 std::string default_run_id(const std::string& path);
+
+bool is_tensorboard_file(const std::string& name);  // events.out.tfevents.*
+bool is_wandb_file(const std::string& name);        // run-*.wandb
+bool is_binary_run_file(const std::string& name);
 
 }  // namespace rldk::io

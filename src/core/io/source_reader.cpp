@@ -3,7 +3,9 @@
 #include <vector>
 
 #include "io/byte_source.h"
+#include "io/mlflow_reader.h"
 #include "io/read_each_file.h"
+#include "io/record_format.h"
 #include "io/source_files.h"
 #include "rldk/reader.h"
 
@@ -34,6 +36,9 @@ class OffsetSink final : public PointSink {
 // holds nothing recognisable.
 Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, PointSink& sink,
                            Diagnostics& diagnostics) {
+  // MLflow's stores are not byte streams: a folder of metric files, or a SQLite database.
+  if (io::is_mlflow_run_dir(path)) return io::read_mlflow_run_dir(path, options, sink, diagnostics);
+  if (path != "-" && io::is_sqlite_file(path)) return io::read_mlflow_sqlite(path, options, sink, diagnostics);
   auto source = io::open_byte_source(path);
   if (!source.ok()) return source.error();
   ReadOptions opts = options;
@@ -52,12 +57,18 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
   }
   reader.finish();  // also reads a last line without a newline
   if (reader.binary()) {
-    return Error{ErrorCode::unrecognized, "binary data, not a run log (expected JSONL, CSV, JSON or console text)",
+    return Error{ErrorCode::unrecognized,
+                 "binary data, not a run log (expected JSONL, CSV, JSON, console text, a TensorBoard event file or a "
+                 "W&B .wandb log)",
                  path};
   }
   if (reader.points() == 0) {
-    std::string why = reader.lines() == 0 ? "the file is empty" : "no metrics found in " +
-                                                                      std::to_string(reader.lines()) + " lines";
+    std::string why;
+    if (io::is_record_format(reader.format())) {
+      why = "no scalar metrics found in " + std::to_string(reader.records()) + " records";
+    } else {
+      why = reader.lines() == 0 ? "the file is empty" : "no metrics found in " + std::to_string(reader.lines()) + " lines";
+    }
     if (reader.format() != Format::unknown) why += " (read as " + reader.format_detail() + ")";
     if (!diagnostics.examples().empty()) why += "; first problem: " + to_string(diagnostics.examples().front());
     return Error{ErrorCode::unrecognized, why, path};
@@ -68,7 +79,8 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
 }  // namespace
 
 bool parse_format_name(const std::string& name, Format& format) {
-  for (Format f : {Format::unknown, Format::jsonl, Format::json_document, Format::csv, Format::tsv, Format::console}) {
+  for (Format f : {Format::unknown, Format::jsonl, Format::json_document, Format::csv, Format::tsv, Format::console,
+                   Format::tensorboard, Format::wandb}) {
     if (name == (f == Format::unknown ? "auto" : format_name(f))) {
       format = f;
       return true;

@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cstring>
 
 #include "io/line_format.h"
 #include "io/point_emitter.h"
+#include "io/record_format.h"
 #include "io/records.h"
 #include "rldk/reader.h"
 
@@ -15,6 +17,8 @@ std::string format_name(Format format) {
     case Format::csv: return "csv";
     case Format::tsv: return "tsv";
     case Format::console: return "console";
+    case Format::tensorboard: return "tensorboard";
+    case Format::wandb: return "wandb";
   }
   return "unknown";
 }
@@ -30,9 +34,75 @@ class StreamReaderImpl {
       : path_(source.path),
         forced_format_(options.format),
         emitter_(std::move(source), options, sink),
-        context_{emitter_, diagnostics, path_} {}
+        context_{emitter_, diagnostics, path_} {
+    if (io::is_record_format(forced_format_)) start_records(forced_format_);
+    else if (forced_format_ != Format::unknown) sniffed_ = true;  // a text format was named: no binary sniffing
+  }
 
   void feed(std::string_view bytes) {
+    if (records_) {
+      records_->feed(bytes);
+      return;
+    }
+    if (!sniffed_) {
+      // Binary formats are recognised from their first bytes, which may arrive a few at a time when tailing.
+      size_t take = std::min(bytes.size(), io::BINARY_SNIFF_BYTES - head_.size());
+      head_.append(bytes.substr(0, take));
+      bytes.remove_prefix(take);
+      if (head_.size() < io::BINARY_SNIFF_BYTES && !io::text_so_far(head_, path_)) return;
+      end_sniffing();
+      if (records_) {
+        records_->feed(bytes);
+        return;
+      }
+    }
+    feed_lines(bytes);
+  }
+
+  void finish() {
+    if (!sniffed_) end_sniffing();
+    if (records_) {
+      records_->finish();
+      emitter_.meta_all("format_detail", records_->detail());
+      return;
+    }
+    finish_lines();
+  }
+
+  Format format() const { return format_; }
+  std::string detail() const {
+    if (records_) return records_->detail();
+    return parser_ ? parser_->detail() : format_name(format_);
+  }
+  uint64_t points() const { return emitter_.points(); }
+  uint32_t runs() const { return emitter_.runs(); }
+  uint64_t lines() const { return line_; }
+  uint64_t records() const { return records_ ? records_->records() : 0; }
+  bool binary() const { return binary_; }
+
+ private:
+  void start_records(Format format) {
+    sniffed_ = true;
+    format_ = format;
+    emitter_.set_format(format_name(format_));
+    records_ = format == Format::tensorboard ? io::make_tensorboard_format(context_) : io::make_wandb_format(context_);
+  }
+
+  // Decides between a binary format and text from the bytes collected so far, then replays them.
+  void end_sniffing() {
+    sniffed_ = true;
+    std::string head = std::move(head_);
+    head_.clear();
+    Format binary = io::sniff_binary_format(head, path_);
+    if (binary != Format::unknown) {
+      start_records(binary);
+      records_->feed(head);
+    } else {
+      feed_lines(head);
+    }
+  }
+
+  void feed_lines(std::string_view bytes) {
     while (!bytes.empty()) {
       const void* nl = std::memchr(bytes.data(), '\n', bytes.size());
       if (nl == nullptr) {
@@ -56,7 +126,7 @@ class StreamReaderImpl {
     }
   }
 
-  void finish() {
+  void finish_lines() {
     if (!pending_.empty() && !skipping_) complete_line(pending_);
     pending_.clear();
     if (parser_) {
@@ -65,14 +135,6 @@ class StreamReaderImpl {
     }
   }
 
-  Format format() const { return format_; }
-  std::string detail() const { return parser_ ? parser_->detail() : format_name(format_); }
-  uint64_t points() const { return emitter_.points(); }
-  uint32_t runs() const { return emitter_.runs(); }
-  uint64_t lines() const { return line_; }
-  bool binary() const { return binary_; }
-
- private:
   void append_partial(std::string_view bytes) {
     if (skipping_) return;
     if (pending_.size() + bytes.size() > MAX_LINE_BYTES) {
@@ -112,6 +174,9 @@ class StreamReaderImpl {
   io::PointEmitter emitter_;
   io::ReadContext context_;
   std::unique_ptr<io::LineFormat> parser_;
+  std::unique_ptr<io::RecordFormat> records_;
+  bool sniffed_ = false;  // the binary-or-text decision is made
+  std::string head_;      // the first bytes, held until that decision
   Format format_ = Format::unknown;
   std::string pending_;
   bool skipping_ = false;
@@ -129,6 +194,7 @@ std::string StreamReader::format_detail() const { return impl_->detail(); }
 uint64_t StreamReader::points() const { return impl_->points(); }
 uint32_t StreamReader::runs() const { return impl_->runs(); }
 uint64_t StreamReader::lines() const { return impl_->lines(); }
+uint64_t StreamReader::records() const { return impl_->records(); }
 bool StreamReader::binary() const { return impl_->binary(); }
 
 }  // namespace rldk

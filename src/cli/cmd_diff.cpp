@@ -1,0 +1,130 @@
+// rldk diff A B: where two runs part ways. Per signal: aligned statistics and the first divergence; a drift card.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "commands.h"
+#include "rldk/compare.h"
+#include "rldk/metric_dictionary.h"
+
+namespace rldk::cli {
+namespace {
+
+struct DiffCliOptions {
+  std::string a, b;
+  std::string run_a, run_b;
+  std::vector<std::string> signals;
+  std::vector<std::string> noise_runs;
+  bool json = false;
+  bool gate = false;
+  std::string out_dir;
+  DivergenceOptions divergence;
+};
+
+bool write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) std::fprintf(stderr, "rldk diff: %s: cannot write\n", path.string().c_str());
+  return static_cast<bool>(f);
+}
+
+int run_diff(const DiffCliOptions& opts) {
+  auto a = read_one_run(opts.a, opts.run_a);
+  if (!a.ok()) {
+    std::fprintf(stderr, "rldk diff: A: %s\n", to_string(a.error()).c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  auto b = read_one_run(opts.b, opts.run_b);
+  if (!b.ok()) {
+    std::fprintf(stderr, "rldk diff: B: %s\n", to_string(b.error()).c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  DiffOptions options;
+  options.divergence = opts.divergence;
+  // Raw names (kl, reward_mean) are accepted and read as their canonical names, as the runs are.
+  for (const auto& s : opts.signals) options.signals.push_back(MetricDictionary::builtin().canonical_name(s));
+  if (!opts.noise_runs.empty()) {
+    std::vector<Run> replicas;
+    for (const auto& path : opts.noise_runs) {
+      auto r = read_one_run(path);
+      if (!r.ok()) {
+        std::fprintf(stderr, "rldk diff: --noise-run: %s\n", to_string(r.error()).c_str());
+        return EXIT_INPUT_ERROR;
+      }
+      replicas.push_back(std::move(r.value()));
+    }
+    std::vector<std::string> names = options.signals;
+    if (names.empty()) {
+      for (const auto& [name, s] : a->series) names.push_back(name);
+    }
+    options.sigma_by_signal = replica_noise_sigma(a.value(), replicas, names);
+  }
+  auto report = diff_runs(a.value(), b.value(), options);
+  if (!report.ok()) {
+    std::fprintf(stderr, "rldk diff: %s\n", to_string(report.error()).c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  for (const auto& m : report->missing) std::fprintf(stderr, "rldk diff: not compared: %s\n", m.c_str());
+  Json json = diff_json(report.value(), options);
+  if (opts.json) {
+    std::fputs(json.dump().c_str(), stdout);
+  } else {
+    std::fputs(diff_text(report.value()).c_str(), stdout);
+  }
+  if (!opts.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::path dir(opts.out_dir);
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "rldk diff: %s: cannot create folder: %s\n", opts.out_dir.c_str(), ec.message().c_str());
+      return EXIT_INPUT_ERROR;
+    }
+    bool ok = write_file(dir / "diff.json", json.dump()) && write_file(dir / "diff.md", diff_markdown(report.value())) &&
+              write_file(dir / "diff.html", diff_html(report.value()));
+    if (!ok) return EXIT_INPUT_ERROR;
+    if (!opts.json) std::printf("\ndrift card: %s\n", (dir / "diff.html").string().c_str());
+  }
+  return opts.gate && !report->first_signal.empty() ? EXIT_FINDINGS : EXIT_OK;
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<DiffCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "diff", "Compare two runs step by step: per signal the largest difference, the mean drift and the first "
+              "divergence (spike, level shift, offset or drift, beyond the runs' own noise), and which signal "
+              "diverged first. Writes a drift card with --out.");
+  cmd->add_option("a", opts->a, "Run A (the baseline): a log file or a folder holding one run")->required();
+  cmd->add_option("b", opts->b, "Run B (the changed run)")->required();
+  cmd->add_option("--signals", opts->signals,
+                  "Metrics to compare, comma-separated (canonical or raw names; default: the important canonical "
+                  "metrics both runs have, e.g. policy/kl, reward/mean, policy/entropy)")
+      ->delimiter(',');
+  cmd->add_option("--run-a", opts->run_a, "Run id to take from A when it holds several runs");
+  cmd->add_option("--run-b", opts->run_b, "Run id to take from B when it holds several runs");
+  cmd->add_option("--noise-run", opts->noise_runs,
+                  "A replica of A (same config, another seed); repeatable. The spread of replica - A sets the noise "
+                  "scale instead of each run's step-to-step changes")
+      ->allow_extra_args(false);
+  cmd->add_flag("--json", opts->json, "Print the rldk.diff/v1 JSON report instead of text");
+  cmd->add_option("--out", opts->out_dir, "Write the drift card here: diff.json, diff.md, diff.html");
+  cmd->add_flag("--gate", opts->gate, "Exit 1 when any signal diverged (for CI)");
+  cmd->add_option("--warmup", opts->divergence.warmup, "Points used to estimate the noise before testing")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000));
+  cmd->add_option("--spike-z", opts->divergence.spike_z, "Spike threshold on |B-A| in noise units")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--cusum-k", opts->divergence.cusum_k, "CUSUM reference value (half the shift to detect, in noise units)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--cusum-h", opts->divergence.cusum_h,
+                  "CUSUM decision interval: higher means fewer false alarms and a longer delay (docs/compare.md)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->callback([opts, &exit_code] { exit_code = run_diff(*opts); });
+}
+
+}  // namespace rldk::cli

@@ -1,0 +1,104 @@
+// rldk doctor RUN [--repo DIR] [--python PATH] [--out DIR]: scan + environment audit + a report card
+// (doctor.json, doctor.md, doctor.html).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "commands.h"
+#include "rldk/doctor.h"
+#include "rldk/reader.h"
+
+namespace rldk::cli {
+namespace {
+
+struct DoctorOptions {
+  std::string source;
+  std::string repo;
+  std::string python;
+  std::string out = "rldk_doctor";
+  bool no_env = false;
+  bool json = false;
+  std::string fail_on = "critical";
+};
+
+bool write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+int run_doctor(const DoctorOptions& opts) {
+  auto runs = read_runs(opts.source);
+  if (!runs.ok()) {
+    std::fprintf(stderr, "rldk doctor: %s\n", to_string(runs.error()).c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  if (runs->size() != 1) {
+    std::fprintf(stderr, "rldk doctor: %s holds %zu runs; point doctor at one run (use `rldk scan` for several)\n",
+                 opts.source.c_str(), runs->size());
+    return EXIT_INPUT_ERROR;
+  }
+  const Run& run = runs->front();
+  DoctorReport report;
+  report.run = &run;
+  report.scan = scan_run(run);
+  if (opts.no_env) {
+    report.audit_error = "skipped (--no-env)";
+  } else {
+    EnvAuditOptions audit_options;
+    audit_options.repo_dir = opts.repo;
+    audit_options.python = opts.python;
+    auto audit = run_env_audit(audit_options);
+    if (audit.ok()) {
+      report.audit = std::move(audit).value();
+    } else {
+      report.audit_error = to_string(audit.error());
+      std::fprintf(stderr, "rldk doctor: environment audit: %s\n", report.audit_error.c_str());
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(opts.out, ec);
+  std::filesystem::path dir(opts.out);
+  Json doc = doctor_json(report);
+  if (ec || !write_text(dir / "doctor.json", doc.dump() + "\n") ||
+      !write_text(dir / "doctor.md", doctor_markdown(report)) || !write_text(dir / "doctor.html", doctor_html(report))) {
+    std::fprintf(stderr, "rldk doctor: cannot write to %s\n", opts.out.c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  if (opts.json) {
+    std::fputs((doc.dump() + "\n").c_str(), stdout);
+  } else {
+    std::printf("verdict: %s, %zu finding(s), overall health %.2f\n", doctor_verdict(report).c_str(),
+                report.scan.findings.size(), report.scan.health.overall);
+    for (const auto& f : report.scan.findings) {
+      std::printf("  [%s] %s %s steps %lld-%lld\n", severity_name(f.severity), f.detector.c_str(), f.metric.c_str(),
+                  static_cast<long long>(f.onset_step), static_cast<long long>(f.end_step));
+    }
+    std::printf("wrote %s, %s, %s\n", (dir / "doctor.json").c_str(), (dir / "doctor.md").c_str(),
+                (dir / "doctor.html").c_str());
+  }
+  if (opts.fail_on == "never") return EXIT_OK;
+  Severity level = Severity::critical;
+  parse_severity(opts.fail_on, level);
+  return findings_at_or_above({report.scan}, level) > 0 ? EXIT_FINDINGS : EXIT_OK;
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<DoctorOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "doctor", "Diagnose a run: scan its log for training failures, audit the environment (Python, torch flags, "
+                "seeding in the repository) and write a report card: DIR/doctor.json, doctor.md and doctor.html.");
+  cmd->add_option("run", opts->source, "Run log: a file or a folder holding one run")->required();
+  cmd->add_option("--repo", opts->repo, "Repository whose Python code the audit scans for seeding/determinism");
+  cmd->add_option("--python", opts->python, "Python interpreter the trainer runs under (default: $VIRTUAL_ENV or python3)");
+  cmd->add_option("--out", opts->out, "Folder for doctor.json, doctor.md, doctor.html (default: rldk_doctor)");
+  cmd->add_flag("--no-env", opts->no_env, "Skip the environment audit");
+  cmd->add_flag("--json", opts->json, "Print the rldk.doctor/v1 document instead of a summary");
+  cmd->add_option("--fail-on", opts->fail_on, "Exit 1 when a finding at or above this severity is found")
+      ->check(CLI::IsMember({"info", "warning", "critical", "never"}));
+  cmd->callback([opts, &exit_code] { exit_code = run_doctor(*opts); });
+}
+
+}  // namespace rldk::cli

@@ -1,0 +1,71 @@
+// rldk forensics log-scan RUN (same as `rldk scan`) and rldk forensics kl-drift RUN: a focused KL analysis.
+#include <cstdio>
+
+#include "commands.h"
+#include "rldk/doctor.h"
+#include "rldk/reader.h"
+#include "scan_command.h"
+
+namespace rldk::cli {
+namespace {
+
+struct KlDriftOptions {
+  std::vector<std::string> sources;
+  bool json = false;
+  size_t reference_points = 100;
+  size_t recent_points = 100;
+  bool fail_on_drift = false;
+};
+
+int run_kl_drift(const KlDriftOptions& opts) {
+  std::vector<KlDriftReport> reports;
+  int code = EXIT_OK;
+  for (const auto& source : opts.sources) {
+    auto runs = read_runs(source);
+    if (!runs.ok()) {
+      std::fprintf(stderr, "rldk forensics kl-drift: %s\n", to_string(runs.error()).c_str());
+      code = EXIT_INPUT_ERROR;
+      continue;
+    }
+    for (const auto& run : runs.value()) {
+      reports.push_back(kl_drift_report(run, opts.reference_points, opts.recent_points));
+    }
+  }
+  if (reports.empty()) return code;
+  if (opts.json) {
+    std::fputs((kl_drift_json(reports).dump() + "\n").c_str(), stdout);
+  } else {
+    std::fputs(kl_drift_text(reports).c_str(), stdout);
+  }
+  if (code != EXIT_OK) return code;
+  bool drift = false;
+  for (const auto& r : reports) drift = drift || r.drift;
+  return opts.fail_on_drift && drift ? EXIT_FINDINGS : EXIT_OK;
+}
+
+}  // namespace
+
+void add_forensics_command(CLI::App& app, int& exit_code) {
+  CLI::App* forensics = app.add_subcommand("forensics", "Focused post-mortem analyses of a run (log-scan, kl-drift).");
+  forensics->require_subcommand(1);
+
+  auto scan_opts = std::make_shared<ScanCommandOptions>();
+  CLI::App* log_scan = forensics->add_subcommand("log-scan", "Same as `rldk scan`: findings and health for a run.");
+  add_scan_options(log_scan, scan_opts);
+  log_scan->callback([scan_opts, &exit_code] { exit_code = run_scan_command(*scan_opts, "forensics log-scan"); });
+
+  auto opts = std::make_shared<KlDriftOptions>();
+  CLI::App* kl = forensics->add_subcommand(
+      "kl-drift", "KL over the run: early vs recent level (scaled by the early noise) and the KL findings "
+                  "(spikes, level shifts, drift from the early reference, controller not tracking its target).");
+  kl->add_option("runs", opts->sources, "Run logs: files, folders of runs, or - for stdin")->required();
+  kl->add_flag("--json", opts->json, "Print the rldk.kl-drift/v1 JSON document instead of text");
+  kl->add_option("--reference-points", opts->reference_points, "Logged KL values in the early reference (default 100)")
+      ->check(CLI::PositiveNumber);
+  kl->add_option("--recent-points", opts->recent_points, "Logged KL values in the recent window (default 100)")
+      ->check(CLI::PositiveNumber);
+  kl->add_flag("--fail-on-drift", opts->fail_on_drift, "Exit 1 when a KL drift or level shift is found");
+  kl->callback([opts, &exit_code] { exit_code = run_kl_drift(*opts); });
+}
+
+}  // namespace rldk::cli

@@ -1,0 +1,105 @@
+// rldk scan RUN... (aliases: rldk log-scan, rldk forensics log-scan): what went wrong in a run, when it started,
+// and what to change. Findings + per-area health; JSON (rldk.scan/v1) and Markdown.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "commands.h"
+#include "scan_command.h"
+#include "rldk/reader.h"
+#include "rldk/scan.h"
+
+namespace rldk::cli {
+namespace {
+
+bool write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int run_scan_command(const ScanCommandOptions& opts, const char* name) {
+  const DetectorCatalog& catalog = builtin_detector_catalog();
+  for (const auto* list : {&opts.only, &opts.skip}) {
+    auto unknown = unknown_detector_names(*list, catalog);
+    if (!unknown.empty()) {
+      std::fprintf(stderr, "rldk %s: unknown detector, fault type or area '%s' (see docs/detectors.md)\n", name,
+                   unknown.front().c_str());
+      return EXIT_INPUT_ERROR;
+    }
+  }
+  Severity fail_level = Severity::critical;
+  bool never = opts.fail_on == "never";
+  if (!never) parse_severity(opts.fail_on, fail_level);  // validated by the option's check
+  ScanOptions scan_options;
+  scan_options.only = opts.only;
+  scan_options.skip = opts.skip;
+  std::vector<RunScan> scans;
+  int code = EXIT_OK;
+  for (const auto& source : opts.sources) {
+    auto runs = read_runs(source);
+    if (!runs.ok()) {
+      std::fprintf(stderr, "rldk %s: %s\n", name, to_string(runs.error()).c_str());
+      code = EXIT_INPUT_ERROR;
+      continue;
+    }
+    for (const auto& run : runs.value()) {
+      // Bad lines are not errors: say where they are and carry on with what could be read.
+      for (const auto& d : run.diagnostics.examples()) {
+        std::fprintf(stderr, "rldk %s: warning: %s\n", name, to_string(d).c_str());
+      }
+      scans.push_back(scan_run(run, scan_options));
+    }
+  }
+  if (scans.empty() && code != EXIT_OK) return code;
+  Json doc = scan_json(scans);
+  std::string md = scan_markdown(scans);
+  if (!opts.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.out, ec);
+    if (ec || !write_text(std::filesystem::path(opts.out) / "scan.json", doc.dump() + "\n") ||
+        !write_text(std::filesystem::path(opts.out) / "scan.md", md)) {
+      std::fprintf(stderr, "rldk %s: cannot write to %s\n", name, opts.out.c_str());
+      return EXIT_INPUT_ERROR;
+    }
+  }
+  if (opts.json) {
+    std::fputs((doc.dump() + "\n").c_str(), stdout);
+  } else {
+    std::fputs(md.c_str(), stdout);
+  }
+  if (code != EXIT_OK) return code;
+  return !never && findings_at_or_above(scans, fail_level) > 0 ? EXIT_FINDINGS : EXIT_OK;
+}
+
+CLI::App* add_scan_options(CLI::App* cmd, const std::shared_ptr<ScanCommandOptions>& opts) {
+  cmd->add_option("runs", opts->sources, "Run logs: files (gzip/zstd too), folders of runs, or - for stdin")
+      ->required();
+  cmd->add_flag("--json", opts->json, "Print the rldk.scan/v1 JSON document instead of Markdown");
+  cmd->add_option("--out", opts->out, "Also write DIR/scan.json and DIR/scan.md");
+  cmd->add_option("--fail-on", opts->fail_on,
+                  "Exit 1 when a finding at or above this severity is found (default: critical)")
+      ->check(CLI::IsMember({"info", "warning", "critical", "never"}));
+  cmd->add_option("--only", opts->only, "Run only these detectors (ids, fault types or areas; comma-separated)")
+      ->delimiter(',');
+  cmd->add_option("--skip", opts->skip, "Do not run these detectors (ids, fault types or areas; comma-separated)")
+      ->delimiter(',');
+  return cmd;
+}
+
+void add_scan_command(CLI::App& app, int& exit_code) {
+  const char* help =
+      "Scan a finished (or running) training log for failures: KL spikes, shifts and drift, entropy collapse, reward "
+      "hacking, gradient explosions, truncation, NaNs and more. Each finding is an episode with onset, end, peak, "
+      "evidence, a plain explanation and fixes; per-area health scores. Exit 1 when a finding reaches --fail-on.";
+  for (const char* name : {"scan", "log-scan"}) {
+    auto opts = std::make_shared<ScanCommandOptions>();
+    CLI::App* cmd = app.add_subcommand(name, name == std::string("scan") ? help : "Same as `rldk scan`.");
+    add_scan_options(cmd, opts);
+    cmd->callback([opts, &exit_code, name] { exit_code = run_scan_command(*opts, name); });
+  }
+}
+
+}  // namespace rldk::cli

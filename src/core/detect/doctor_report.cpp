@@ -1,0 +1,201 @@
+// The doctor report card: scan findings, health tiles, environment audit and charts of the implicated metrics.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "rldk/chart.h"
+#include "rldk/doctor.h"
+#include "rldk/html_page.h"
+
+namespace rldk {
+namespace {
+
+std::string fixed(double v, int digits = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+ChartTone tone_of(Severity s) {
+  switch (s) {
+    case Severity::info: return ChartTone::Info;
+    case Severity::warning: return ChartTone::Warning;
+    case Severity::critical: return ChartTone::Critical;
+  }
+  return ChartTone::Warning;
+}
+
+ChartTone tone_of_score(double score) {
+  return score >= 0.9 ? ChartTone::Good : score >= 0.6 ? ChartTone::Warning : ChartTone::Critical;
+}
+
+// Metrics to chart: each finding's metric, once, in order of first onset (the first to move comes first).
+std::vector<std::string> implicated_metrics(const RunScan& scan) {
+  std::vector<std::string> out;
+  for (const auto& f : scan.findings) {
+    if (std::find(out.begin(), out.end(), f.metric) == out.end()) out.push_back(f.metric);
+  }
+  return out;
+}
+
+LineChart chart_for(const Run& run, const RunScan& scan, const std::string& metric) {
+  LineChart c;
+  c.title = metric;
+  c.y_label = metric;
+  if (const Series* s = run.find(metric)) {
+    ChartSeries line;
+    line.label = metric;
+    line.steps.reserve(s->size());
+    for (size_t i = 0; i < s->size(); ++i) {
+      line.steps.push_back(static_cast<double>(s->steps[i]));
+      line.values.push_back(s->values[i]);
+    }
+    c.series.push_back(std::move(line));
+  }
+  for (const auto& f : scan.findings) {
+    if (f.metric != metric) continue;
+    c.ranges.push_back({static_cast<double>(f.onset_step), static_cast<double>(f.end_step),
+                        f.detector + " (" + severity_name(f.severity) + ")", tone_of(f.severity)});
+    c.markers.push_back({static_cast<double>(f.onset_step), f.detector + " @ " + std::to_string(f.onset_step),
+                         tone_of(f.severity)});
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string doctor_verdict(const DoctorReport& r) {
+  bool critical = false, warning = false;
+  for (const auto& f : r.scan.findings) {
+    critical = critical || f.severity == Severity::critical;
+    warning = warning || f.severity == Severity::warning;
+  }
+  if (r.audit) {
+    critical = critical || r.audit->status() == CheckStatus::fail;
+    warning = warning || r.audit->status() == CheckStatus::warn;
+  }
+  return critical ? "fail" : warning ? "warn" : "pass";
+}
+
+Json doctor_json(const DoctorReport& r) {
+  Json doc;
+  doc["schema"] = DOCTOR_SCHEMA;
+  doc["verdict"] = doctor_verdict(r);
+  doc["scan"] = run_scan_json(r.scan);
+  if (r.audit) {
+    doc["env_audit"] = env_audit_json(*r.audit);
+  } else {
+    doc["env_audit"] = nullptr;
+    doc["env_audit_error"] = r.audit_error;
+  }
+  return doc;
+}
+
+std::string doctor_markdown(const DoctorReport& r) {
+  std::string verdict = doctor_verdict(r);
+  std::string md = "# rldk doctor: " + r.scan.run_id + "\n\nVerdict: **" + verdict + "**. ";
+  md += std::to_string(r.scan.findings.size()) + " finding(s); overall health " + fixed(r.scan.health.overall) + ".\n";
+  md += "\n" + scan_markdown({r.scan}).substr(std::string("# rldk scan\n").size());
+  md += "\n## Environment audit\n\n";
+  if (r.audit) {
+    md += env_audit_markdown(*r.audit);
+  } else {
+    md += "Not run: " + r.audit_error + "\n";
+  }
+  return md;
+}
+
+std::string doctor_html(const DoctorReport& r) {
+  const RunScan& s = r.scan;
+  HtmlPage page("rldk doctor: " + s.run_id, s.source);
+  std::string verdict = doctor_verdict(r);
+  std::string headline;
+  if (s.findings.empty()) {
+    headline = "No training failures found in " + std::to_string(s.step_count) + " steps.";
+  } else {
+    const Finding* worst = &s.findings.front();
+    for (const auto& f : s.findings) {
+      if (static_cast<int>(f.severity) > static_cast<int>(worst->severity)) worst = &f;
+    }
+    headline = std::to_string(s.findings.size()) + " finding(s); the first at step " +
+               std::to_string(s.findings.front().onset_step) + " (" + s.findings.front().detector + "), the worst: " +
+               worst->detector + " on " + worst->metric + ".";
+  }
+  page.verdict(verdict == "fail" ? "FAIL" : verdict == "warn" ? "WARN" : "PASS", headline,
+               verdict == "fail" ? ChartTone::Critical : verdict == "warn" ? ChartTone::Warning : ChartTone::Good);
+  page.facts({{"run", s.run_id},
+              {"source", s.source},
+              {"steps", std::to_string(s.first_step) + " to " + std::to_string(s.last_step) + " (" +
+                            std::to_string(s.step_count) + ")"},
+              {"detectors not run", std::to_string(s.skipped.size()) + " (metrics missing)"}});
+
+  page.heading("Health");
+  std::vector<HtmlPage::Tile> tiles;
+  tiles.push_back({"overall", fixed(s.health.overall), "1.00 = no findings", tone_of_score(s.health.overall)});
+  for (const auto& [area, score] : s.health.areas) tiles.push_back({area, fixed(score), "", tone_of_score(score)});
+  page.tiles(tiles);
+  page.muted("Each finding costs weight x (0.5 + 0.5 x share of the run it covers), weights info 0.05, warning 0.25, "
+             "critical 0.6; an area's score is the product of (1 - cost) over its findings (docs/detectors.md).");
+
+  page.heading("Findings");
+  if (s.findings.empty()) {
+    page.paragraph("No detector found an anomalous episode.");
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<ChartTone> tones;
+    for (const auto& f : s.findings) {
+      char peak[64];
+      std::snprintf(peak, sizeof peak, "%.4g @ %lld", f.peak_value, static_cast<long long>(f.peak_step));
+      rows.push_back({severity_name(f.severity), f.detector, f.metric, std::to_string(f.onset_step),
+                      std::to_string(f.end_step), peak, f.explanation});
+      tones.push_back(tone_of(f.severity));
+    }
+    page.table({"severity", "detector", "metric", "onset", "end", "peak", "explanation"}, rows, tones);
+  }
+
+  if (r.run != nullptr) {
+    auto metrics = implicated_metrics(s);
+    if (!metrics.empty()) page.heading("Implicated metrics");
+    for (const auto& m : metrics) page.chart(chart_for(*r.run, s, m));
+  }
+
+  if (!s.findings.empty()) {
+    page.heading("What to change");
+    std::set<std::string> shown;
+    for (const auto& f : s.findings) {
+      if (!shown.insert(f.detector).second) continue;
+      page.callout(f.detector + " (from step " + std::to_string(f.onset_step) + ")", f.explanation, f.fixes,
+                   tone_of(f.severity));
+    }
+  }
+
+  page.heading("Environment audit");
+  if (!r.audit) {
+    page.paragraph("Not run: " + r.audit_error);
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<ChartTone> tones;
+    for (const auto& c : r.audit->checks) {
+      rows.push_back({std::string(check_status_name(c.status)), c.id, c.summary, c.fix});
+      tones.push_back(c.status == CheckStatus::fail   ? ChartTone::Critical
+                      : c.status == CheckStatus::warn ? ChartTone::Warning
+                      : c.status == CheckStatus::pass ? ChartTone::Good
+                                                      : ChartTone::Neutral);
+    }
+    if (rows.empty()) {
+      page.paragraph("No checks ran.");
+    } else {
+      page.table({"status", "check", "summary", "fix"}, rows, tones);
+    }
+  }
+  if (!s.skipped.empty()) {
+    std::vector<std::string> items;
+    for (const auto& k : s.skipped) items.push_back(k.detector + ": " + k.reason);
+    page.heading("Detectors not run", 3);
+    page.bullet_list(items);
+  }
+  return page.str();
+}
+
+}  // namespace rldk

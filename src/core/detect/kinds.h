@@ -1,0 +1,55 @@
+// The detector kinds: the small set of streaming state machines that every catalog detector instantiates with its
+// own metrics and parameters. docs/detectors.md describes each kind's rule in words.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rldk/scan.h"
+
+namespace rldk::detect {
+
+// A detector instance over one run. The driver feeds points of the first input in order, with the latest value of
+// every other input carried forward (NaN before its first point); a step that goes backwards (a restart) resets
+// the state, so a resumed trainer is not read as a change.
+class Detector {
+ public:
+  explicit Detector(const DetectorSpec& spec) : spec_(spec) {}
+  virtual ~Detector() = default;
+  Detector(const Detector&) = delete;
+  Detector& operator=(const Detector&) = delete;
+
+  virtual void reset() = 0;
+  // x[i] is the value of input i at this step.
+  virtual void observe(int64_t step, const double* x) = 0;
+  // End of data: close an open episode.
+  virtual void finish() = 0;
+
+  std::vector<Finding>& findings() { return findings_; }
+  // Canonical names of the inputs as resolved for this run (same order as spec().inputs).
+  std::vector<std::string> metric_names;
+  const DetectorSpec& spec() const { return spec_; }
+
+ protected:
+  // Builds a finding from an episode's fields and the evidence; fills the explanation from the template.
+  void report(int64_t onset, int64_t end, int64_t peak_step, double peak_value, std::map<std::string, double> evidence);
+  const DetectorSpec& spec_;
+  std::vector<Finding> findings_;
+};
+
+// The numeric parameters a kind reads, all required in the catalog (so the data file is where defaults live).
+// nullptr for an unknown kind.
+const std::vector<std::string>* kind_parameters(const std::string& kind);
+// Word options a kind reads, each with its allowed values (the first one is the default).
+struct KindOption {
+  std::string name;
+  std::vector<std::string> allowed;
+};
+const std::vector<KindOption>& kind_options(const std::string& kind);
+const std::vector<std::string>& detector_kinds();
+
+std::unique_ptr<Detector> make_detector(const DetectorSpec& spec);
+
+}  // namespace rldk::detect

@@ -1,0 +1,115 @@
+// `rldk forensics kl-drift`: the KL detectors of the catalog plus a plain early-vs-late comparison, so a person
+// sees both the numbers and the episodes. Unlike the older tool's histogram divergence of the first 500 against
+// the last 100 steps, the comparison is scaled by the early noise and only the detectors decide "drift".
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "detect/streaming.h"
+#include "rldk/doctor.h"
+
+namespace rldk {
+
+KlDriftReport kl_drift_report(const Run& run, size_t reference_points, size_t recent_points) {
+  KlDriftReport r;
+  r.run_id = run.run_id;
+  const Series* kl = nullptr;
+  for (const char* name : {"policy/kl", "policy/approx_kl", "policy/kl_seq"}) {
+    if ((kl = run.find(name)) != nullptr && kl->size() > 0) break;
+    kl = nullptr;
+  }
+  if (kl == nullptr) return r;
+  r.metric = kl->name;
+  std::vector<double> ref;
+  std::vector<int64_t> ref_steps;
+  for (size_t i = 0; i < kl->size() && ref.size() < reference_points; ++i) {
+    if (std::isfinite(kl->values[i])) ref.push_back(kl->values[i]), ref_steps.push_back(kl->steps[i]);
+  }
+  double sum = 0;
+  size_t n = 0;
+  for (size_t i = kl->size(); i-- > 0 && n < recent_points;) {
+    if (!std::isfinite(kl->values[i])) continue;
+    sum += kl->values[i];
+    if (n == 0) r.recent_last = kl->steps[i];
+    r.recent_first = kl->steps[i];
+    ++n;
+  }
+  if (!ref.empty()) {
+    double total = 0;
+    for (double v : ref) total += v;
+    r.reference_mean = total / static_cast<double>(ref.size());
+    r.reference_first = ref_steps.front();
+    r.reference_last = ref_steps.back();
+    double median = 0;
+    detect::median_and_sigma(ref, median, r.reference_sigma);
+  }
+  r.recent_mean = n ? sum / static_cast<double>(n) : detect::NaN;
+  r.ratio = r.reference_mean != 0 ? r.recent_mean / r.reference_mean : detect::NaN;
+  r.change_sigma = r.reference_sigma > 0 ? (r.recent_mean - r.reference_mean) / r.reference_sigma : detect::NaN;
+  ScanOptions options;
+  options.only = {"kl"};
+  RunScan scan = scan_run(run, options);
+  r.findings = std::move(scan.findings);
+  r.drift = std::any_of(r.findings.begin(), r.findings.end(),
+                        [](const Finding& f) { return f.fault == "kl_drift" || f.fault == "kl_level_shift"; });
+  return r;
+}
+
+Json kl_drift_json(const std::vector<KlDriftReport>& reports) {
+  Json doc;
+  doc["schema"] = KL_DRIFT_SCHEMA;
+  Json runs = Json::Array{};
+  for (const auto& r : reports) {
+    Json j;
+    j["run_id"] = r.run_id;
+    j["metric"] = r.metric;
+    j["drift_detected"] = r.drift;
+    if (!r.metric.empty()) {
+      j["reference"]["first_step"] = r.reference_first;
+      j["reference"]["last_step"] = r.reference_last;
+      j["reference"]["mean"] = r.reference_mean;
+      j["reference"]["sigma"] = r.reference_sigma;
+      j["recent"]["first_step"] = r.recent_first;
+      j["recent"]["last_step"] = r.recent_last;
+      j["recent"]["mean"] = r.recent_mean;
+      if (std::isfinite(r.ratio)) j["ratio"] = r.ratio;
+      if (std::isfinite(r.change_sigma)) j["change_sigma"] = r.change_sigma;
+    }
+    Json findings = Json::Array{};
+    for (const auto& f : r.findings) findings.push_back(finding_json(f));
+    j["findings"] = findings;
+    runs.push_back(j);
+  }
+  doc["runs"] = runs;
+  return doc;
+}
+
+std::string kl_drift_text(const std::vector<KlDriftReport>& reports) {
+  std::string out;
+  char buf[512];
+  for (const auto& r : reports) {
+    out += "run " + r.run_id + "\n";
+    if (r.metric.empty()) {
+      out += "  no KL metric (policy/kl, policy/approx_kl or policy/kl_seq) in this run\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof buf,
+                  "  %s: early mean %.4g (steps %lld-%lld, sigma %.3g), recent mean %.4g (steps %lld-%lld): "
+                  "%.2fx, %+.1f sigma\n",
+                  r.metric.c_str(), r.reference_mean, static_cast<long long>(r.reference_first),
+                  static_cast<long long>(r.reference_last), r.reference_sigma, r.recent_mean,
+                  static_cast<long long>(r.recent_first), static_cast<long long>(r.recent_last), r.ratio,
+                  r.change_sigma);
+    out += buf;
+    out += r.drift ? "  drift: yes\n" : "  drift: no\n";
+    for (const auto& f : r.findings) {
+      std::snprintf(buf, sizeof buf, "  [%s] %s steps %lld-%lld: ", severity_name(f.severity), f.detector.c_str(),
+                    static_cast<long long>(f.onset_step), static_cast<long long>(f.end_step));
+      out += buf + f.explanation + "\n";
+    }
+    if (r.findings.empty()) out += "  no KL findings\n";
+  }
+  return out;
+}
+
+}  // namespace rldk

@@ -1,0 +1,228 @@
+// The scan driver: resolves each catalog detector's inputs against a run, streams the run's columnar series
+// through it (the first input drives, the others carry their latest value forward), collects the episodes and
+// scores health per area.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "detect/kinds.h"
+#include "detect/streaming.h"
+#include "rldk/scan.h"
+
+namespace rldk {
+namespace {
+
+bool selected(const DetectorSpec& d, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return n == d.id || n == d.fault || n == d.area; });
+}
+
+// Streams the inputs through the detector. A step below the previous one is a restart: the detector resets.
+void drive(detect::Detector& detector, const std::vector<const Series*>& inputs) {
+  const Series& lead = *inputs.front();
+  size_t n_inputs = inputs.size();
+  std::vector<double> x(n_inputs, detect::NaN);
+  std::vector<size_t> cursor(n_inputs, 0);
+  int64_t previous = 0;
+  for (size_t i = 0; i < lead.size(); ++i) {
+    int64_t step = lead.steps[i];
+    if (i > 0 && step < previous) {
+      detector.reset();
+      // Other inputs restart with the lead: find their first point at or after the restart.
+      for (size_t r = 1; r < n_inputs; ++r) {
+        const Series& s = *inputs[r];
+        size_t j = cursor[r];
+        while (j > 0 && s.steps[j - 1] >= step) --j;
+        cursor[r] = j;
+        x[r] = detect::NaN;
+      }
+    }
+    previous = step;
+    for (size_t r = 1; r < n_inputs; ++r) {
+      const Series& s = *inputs[r];
+      size_t& j = cursor[r];
+      while (j < s.size() && s.steps[j] <= step) x[r] = s.values[j++];
+    }
+    x[0] = lead.values[i];
+    detector.observe(step, x.data());
+  }
+  detector.finish();
+}
+
+// The first non-finite value in the run: the metric that went first, the stretch of non-finite values that
+// follows in it, and how many metrics went non-finite in all.
+void scan_non_finite(const DetectorSpec& spec, const Run& run, std::vector<Finding>& out) {
+  const Series* first = nullptr;
+  size_t first_index = 0;
+  size_t metrics_affected = 0, points = 0;
+  for (const auto& [name, s] : run.series) {
+    size_t i = s.first_non_finite();
+    if (i == s.size()) continue;
+    ++metrics_affected;
+    points += s.non_finite_count();
+    if (first == nullptr || s.steps[i] < first->steps[first_index]) {
+      first = &s;
+      first_index = i;
+    }
+  }
+  if (first == nullptr) return;
+  size_t end = first_index;
+  while (end + 1 < first->size() && !std::isfinite(first->values[end + 1])) ++end;
+  Finding f;
+  f.detector = spec.id;
+  f.fault = spec.fault;
+  f.area = spec.area;
+  f.severity = spec.severity;
+  f.metric = first->name;
+  f.onset_step = first->steps[first_index];
+  f.end_step = first->steps[end];
+  f.peak_step = f.onset_step;
+  f.peak_value = first->values[first_index];
+  f.evidence = {{"metrics_affected", static_cast<double>(metrics_affected)},
+                {"non_finite_points", static_cast<double>(points)},
+                {"consecutive_points", static_cast<double>(end - first_index + 1)},
+                {"last_finite_value", first_index > 0 ? first->values[first_index - 1] : NAN}};
+  std::map<std::string, double> values = f.evidence;
+  values["onset_step"] = static_cast<double>(f.onset_step);
+  values["end_step"] = static_cast<double>(f.end_step);
+  f.explanation = fill_template(spec.explanation, values, {{"metric", f.metric}});
+  f.fixes = spec.fixes;
+  out.push_back(std::move(f));
+}
+
+uint64_t distinct_steps(const Run& run) {
+  // Most runs log every metric at the same steps; the longest series is a good lower bound and exact for those.
+  std::set<int64_t> steps;
+  size_t longest = 0;
+  for (const auto& [name, s] : run.series) longest = std::max(longest, s.size());
+  if (run.series.size() == 1 || longest > 100000) return longest;
+  for (const auto& [name, s] : run.series) steps.insert(s.steps.begin(), s.steps.end());
+  return steps.size();
+}
+
+}  // namespace
+
+std::vector<std::string> unknown_detector_names(const std::vector<std::string>& names,
+                                                const DetectorCatalog& catalog) {
+  std::vector<std::string> unknown;
+  for (const auto& n : names) {
+    bool known = std::any_of(catalog.detectors.begin(), catalog.detectors.end(),
+                             [&](const DetectorSpec& d) { return n == d.id || n == d.fault || n == d.area; });
+    if (!known) unknown.push_back(n);
+  }
+  return unknown;
+}
+
+std::vector<Finding> run_detector_on_values(const DetectorSpec& spec,
+                                            const std::map<std::string, std::vector<double>>& values) {
+  Run run;
+  run.run_id = "test";
+  for (const auto& [name, vs] : values) {
+    Series s;
+    s.name = name;
+    for (size_t i = 0; i < vs.size(); ++i) {
+      s.steps.push_back(static_cast<int64_t>(i) + 1);
+      s.values.push_back(vs[i]);
+      s.wall_times.push_back(NAN);
+      s.segments.push_back(0);
+    }
+    run.series[name] = std::move(s);
+  }
+  DetectorCatalog one;
+  one.detectors.push_back(spec);
+  ScanOptions options;
+  options.catalog = &one;
+  return scan_run(run, options).findings;
+}
+
+RunScan scan_run(const Run& run, const ScanOptions& options) {
+  const DetectorCatalog& catalog = options.catalog ? *options.catalog : builtin_detector_catalog();
+  RunScan scan;
+  scan.run_id = run.run_id;
+  scan.source = run.source.path;
+  scan.first_step = run.first_step();
+  scan.last_step = run.last_step();
+  scan.step_count = distinct_steps(run);
+  std::set<std::string> areas_checked;
+  for (const auto& spec : catalog.detectors) {
+    if (!options.only.empty() && !selected(spec, options.only)) continue;
+    if (selected(spec, options.skip)) continue;
+    if (spec.kind == "non_finite") {
+      if (run.series.empty()) {
+        scan.skipped.push_back({spec.id, "the run has no metrics"});
+        continue;
+      }
+      areas_checked.insert(spec.area);
+      scan_non_finite(spec, run, scan.findings);
+      continue;
+    }
+    std::vector<const Series*> inputs;
+    std::vector<std::string> names;
+    std::string missing;
+    for (const auto& [role, candidates] : spec.inputs) {
+      const Series* found = nullptr;
+      for (const auto& c : candidates) {
+        if ((found = run.find(c)) != nullptr && found->size() > 0) break;
+        found = nullptr;
+      }
+      if (found == nullptr) {
+        missing = candidates.size() == 1 ? candidates.front() : candidates.front() + " (or an alternative)";
+        break;
+      }
+      inputs.push_back(found);
+      names.push_back(found->name);
+    }
+    if (!missing.empty()) {
+      scan.skipped.push_back({spec.id, "missing metric " + missing});
+      continue;
+    }
+    auto detector = detect::make_detector(spec);
+    if (!detector) continue;
+    detector->metric_names = names;
+    drive(*detector, inputs);
+    areas_checked.insert(spec.area);
+    for (auto& f : detector->findings()) scan.findings.push_back(std::move(f));
+  }
+  std::stable_sort(scan.findings.begin(), scan.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.onset_step != b.onset_step) return a.onset_step < b.onset_step;
+    return a.detector < b.detector;
+  });
+  scan.health = health_scores(scan.findings, {areas_checked.begin(), areas_checked.end()}, scan.first_step,
+                              scan.last_step);
+  return scan;
+}
+
+double severity_weight(Severity severity) {
+  switch (severity) {
+    case Severity::info: return 0.05;
+    case Severity::warning: return 0.25;
+    case Severity::critical: return 0.6;
+  }
+  return 0.25;
+}
+
+HealthScores health_scores(const std::vector<Finding>& findings, const std::vector<std::string>& areas_checked,
+                           int64_t first_step, int64_t last_step) {
+  HealthScores h;
+  for (const auto& a : areas_checked) h.areas[a] = 1.0;
+  double span = static_cast<double>(std::max<int64_t>(last_step - first_step + 1, 1));
+  for (const auto& f : findings) {
+    double coverage = std::clamp(static_cast<double>(f.end_step - f.onset_step + 1) / span, 0.0, 1.0);
+    double cost = severity_weight(f.severity) * (0.5 + 0.5 * coverage);
+    auto it = h.areas.find(f.area);
+    if (it == h.areas.end()) it = h.areas.emplace(f.area, 1.0).first;
+    it->second *= 1.0 - cost;
+    h.overall *= 1.0 - cost;
+  }
+  return h;
+}
+
+size_t findings_at_or_above(const std::vector<RunScan>& scans, Severity level) {
+  size_t n = 0;
+  for (const auto& s : scans) {
+    for (const auto& f : s.findings) n += static_cast<int>(f.severity) >= static_cast<int>(level) ? 1 : 0;
+  }
+  return n;
+}
+
+}  // namespace rldk

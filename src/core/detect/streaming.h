@@ -1,0 +1,196 @@
+// Streaming building blocks shared by the detector kinds: a robust, slowly adapting reference level, two-sided
+// CUSUM with a change-time estimate, a fixed ring window with running sums, and the episode being built.
+// All state is fixed-size after the warm-up: no allocation per point.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace rldk::detect {
+
+inline constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
+// Scale of the median absolute deviation that makes it estimate the standard deviation of normal data.
+inline constexpr double MAD_TO_SIGMA = 1.4826;
+// Mean absolute deviation of normal data times this estimates its standard deviation (sqrt(pi/2)).
+inline constexpr double MEAN_ABS_TO_SIGMA = 1.2533;
+
+// Median and 1.4826 x MAD of `v` (reordered in place). v must not be empty.
+void median_and_sigma(std::vector<double>& v, double& median, double& sigma);
+
+// The expected level and noise scale of a metric: median/MAD of a warm-up, then exponentially weighted updates
+// with rate `rate`, fed only with points the caller judges in control. Adapting slowly lets it follow trends and
+// schedules (so they are not alarms), while the caller freezes it as soon as a change starts to accumulate (so a
+// real shift is not absorbed). The scale never drops below max(min_scale, min_relative_scale x |level|): a
+// metric that is nearly constant during the warm-up would otherwise turn any wiggle into an alarm.
+class AdaptiveReference {
+ public:
+  void configure(int warmup, double rate, double min_relative_scale, double min_scale) {
+    warmup_ = std::max(warmup, 3);
+    rate_ = rate;
+    min_relative_scale_ = min_relative_scale;
+    min_scale_ = min_scale;
+    warm_.reserve(static_cast<size_t>(warmup_));
+  }
+  void reset() {
+    warm_.clear();
+    armed_ = false;
+  }
+  bool armed() const { return armed_; }
+  // Collects a warm-up value; true once the reference is ready (the value that arms it is not scored).
+  bool warm_up(double x) {
+    warm_.push_back(x);
+    if (static_cast<int>(warm_.size()) < warmup_) return false;
+    double median = 0, sigma = 0;
+    median_and_sigma(warm_, median, sigma);
+    level_ = median;
+    sigma_ = sigma;
+    initial_level_ = median;
+    initial_sigma_ = floor_scale(sigma);
+    armed_ = true;
+    warm_.clear();
+    return true;
+  }
+  double z(double x) const { return (x - level_) / scale(); }
+  void learn(double x) {
+    double dev = std::fabs(x - level_);
+    level_ += rate_ * (x - level_);
+    sigma_ += rate_ * (MEAN_ABS_TO_SIGMA * dev - sigma_);
+  }
+  double level() const { return level_; }
+  double scale() const { return floor_scale(sigma_); }
+  double initial_level() const { return initial_level_; }
+  double initial_sigma() const { return initial_sigma_; }
+
+ private:
+  double floor_scale(double s) const {
+    return std::max({s, min_scale_, min_relative_scale_ * std::fabs(level_)});
+  }
+  int warmup_ = 30;
+  double rate_ = 0.02;
+  double min_relative_scale_ = 0.0;
+  double min_scale_ = 1e-12;
+  std::vector<double> warm_;
+  bool armed_ = false;
+  double level_ = 0, sigma_ = 0, initial_level_ = 0, initial_sigma_ = 0;
+};
+
+// Two-sided tabular CUSUM on standardised values (Page 1954): C+ = max(0, C+ + z - k), C- = max(0, C- - z - k).
+// The step where a side last left zero estimates when the change began (the maximum-likelihood change time under
+// a shift model), which is what a finding reports as its onset, not the later alarm step.
+struct Cusum {
+  double up = 0, down = 0;
+  int64_t up_start = 0, down_start = 0;
+  void reset() { up = down = 0; }
+  // The start of a side is the last step at which it was within one allowance k of zero: noise keeps a side
+  // hovering just above zero before a change, and "last exactly zero" would date the change too early.
+  void update(double z, double k, int64_t step) {
+    if (up <= k) up_start = step;
+    if (down <= k) down_start = step;
+    up = std::max(0.0, up + z - k);
+    down = std::max(0.0, down - z - k);
+  }
+};
+
+// The last `capacity` values (and their steps) with running sums, for trailing means and the change between the
+// older and the newer half of the window. O(1) per push. Sums are kept relative to the first value after a reset,
+// so a small wiggle on a large level (memory in GB, token counts) keeps its precision.
+class RingWindow {
+ public:
+  void configure(int capacity) {
+    capacity_ = std::max(capacity, 2);
+    values_.assign(static_cast<size_t>(capacity_), 0.0);
+    steps_.assign(static_cast<size_t>(capacity_), 0);
+    reset();
+  }
+  void reset() {
+    count_ = 0;
+    head_ = 0;
+    sum_ = sum_sq_ = older_sum_ = 0;
+  }
+  void push(double value, int64_t step) {
+    if (count_ == 0) shift_ = value;
+    double x = value - shift_;
+    int half = capacity_ / 2;
+    if (count_ == capacity_) {
+      double out = values_[static_cast<size_t>(head_)];
+      double moving = values_[static_cast<size_t>((head_ + half) % capacity_)];
+      older_sum_ += moving - out;
+      sum_ -= out;
+      sum_sq_ -= out * out;
+      values_[static_cast<size_t>(head_)] = x;
+      steps_[static_cast<size_t>(head_)] = step;
+      head_ = (head_ + 1) % capacity_;
+    } else {
+      values_[static_cast<size_t>(head_)] = x;
+      steps_[static_cast<size_t>(head_)] = step;
+      head_ = (head_ + 1) % capacity_;
+      ++count_;
+      if (count_ == capacity_) {
+        older_sum_ = 0;
+        for (int i = 0; i < half; ++i) older_sum_ += values_[static_cast<size_t>(i)];
+      }
+    }
+    sum_ += x;
+    sum_sq_ += x * x;
+  }
+  bool full() const { return count_ == capacity_; }
+  int size() const { return count_; }
+  int capacity() const { return capacity_; }
+  double mean() const { return count_ ? shift_ + sum_ / count_ : NaN; }
+  double stddev() const {
+    if (count_ < 2) return NaN;
+    double m = sum_ / count_;
+    return std::sqrt(std::max(0.0, sum_sq_ / count_ - m * m));
+  }
+  // Mean of the older half and of the newer half of a full window.
+  double older_mean() const { return shift_ + older_sum_ / (capacity_ / 2); }
+  double newer_mean() const { return shift_ + (sum_ - older_sum_) / (capacity_ - capacity_ / 2); }
+  // i = 0 is the oldest element held.
+  double at_from_oldest(int i) const { return shift_ + values_[index_from_oldest(i)]; }
+  int64_t step_from_oldest(int i) const { return steps_[index_from_oldest(i)]; }
+
+ private:
+  size_t index_from_oldest(int i) const {
+    int start = count_ == capacity_ ? head_ : 0;
+    return static_cast<size_t>((start + i) % capacity_);
+  }
+  int capacity_ = 2;
+  std::vector<double> values_;
+  std::vector<int64_t> steps_;
+  int count_ = 0, head_ = 0;
+  double shift_ = 0, sum_ = 0, sum_sq_ = 0, older_sum_ = 0;
+};
+
+// An anomalous stretch being built: where it began, how far it went, and its most extreme point.
+struct Episode {
+  bool open = false;
+  int64_t onset = 0, end = 0, peak_step = 0;
+  double peak_value = 0, peak_score = 0;
+  double sum = 0;  // of the values inside, for the episode's mean level
+  int64_t points = 0;
+  int64_t quiet_points = 0;  // consecutive non-anomalous points since the last anomalous one
+
+  void begin(int64_t onset_step) {
+    *this = Episode{};
+    open = true;
+    onset = end = peak_step = onset_step;
+  }
+  // An anomalous point; `score` ranks how extreme it is (the peak has the largest score).
+  void add(int64_t step, double value, double score) {
+    if (points == 0 || score > peak_score) {
+      peak_score = score;
+      peak_step = step;
+      peak_value = value;
+    }
+    end = step;
+    sum += value;
+    ++points;
+    quiet_points = 0;
+  }
+  double mean() const { return points ? sum / static_cast<double>(points) : NaN; }
+};
+
+}  // namespace rldk::detect

@@ -1,0 +1,405 @@
+"""The native TensorBoard, W&B and MLflow readers against files written by the real libraries: torch's
+SummaryWriter, tensorboard's own tf-free EventFileWriter, the wandb SDK in offline mode, MLflow's file and SQLite
+stores. rldk must read back exactly the values logged (TensorBoard simple values are float32: compared as float32),
+NaN and infinities included; damaged copies (flipped bytes, truncation) give located diagnostics and never a crash;
+and `rldk monitor` follows a TensorBoard folder while a SummaryWriter in another process appends to it, and alerts
+on a guard rule.
+
+Runs are read through the `rldk` command (`info --json` for formats, meta and diagnostics, `ingest -o -` for every
+point), the same native readers the Python package binds. RLDK_BIN names the binary to test (default: the one
+installed beside this Python)."""
+import datetime
+import glob
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+
+
+def rldk_bin():
+    beside = os.path.join(os.path.dirname(sys.executable), "rldk")
+    return os.environ.get("RLDK_BIN") or (beside if os.path.exists(beside) else shutil.which("rldk"))
+
+
+class Unrecognized(Exception):
+    pass
+
+
+class Series:
+    def __init__(self):
+        self.steps, self.values, self.wall_times = [], [], []
+
+
+class Run:
+    """One run as `rldk info --json` and `rldk ingest` report it."""
+
+    def __init__(self, info):
+        self.run_id = info["run_id"]
+        self.format = info["format"]
+        self.meta = info.get("meta", {})
+        self.diagnostic_counts = info["diagnostics"]["counts"]
+        self.diagnostics = info["diagnostics"]["examples"]
+        self.num_points = info["points"]
+        self.series = {}
+
+    def __getitem__(self, name):
+        return self.series[name]
+
+    def __contains__(self, name):
+        return name in self.series
+
+
+def read_runs(path):
+    info = subprocess.run([rldk_bin(), "info", "--json", str(path)], capture_output=True, text=True, timeout=120)
+    if info.returncode == 2:
+        raise Unrecognized(info.stderr)
+    assert info.returncode == 0, info.stderr
+    runs = [Run(r) for r in json.loads(info.stdout)["runs"]]
+    ingest = subprocess.run([rldk_bin(), "ingest", str(path), "-o", "-"], capture_output=True, text=True,
+                            timeout=120)
+    assert ingest.returncode == 0, ingest.stderr
+    by_id = {r.run_id: r for r in runs}
+    for line in ingest.stdout.splitlines():
+        p = json.loads(line)
+        s = by_id[p["run_id"]].series.setdefault(p["name"], Series())
+        s.steps.append(p["step"])
+        s.values.append(float(p["value"]))
+        s.wall_times.append(datetime.datetime.fromisoformat(p["time"].replace("Z", "+00:00")).timestamp()
+                            if "time" in p else math.nan)
+    return runs
+
+
+def read_run(path):
+    runs = read_runs(path)
+    assert len(runs) == 1, [r.run_id for r in runs]
+    return runs[0]
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+def same(a, b):
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def as_f32(values):
+    return [float(np.float32(v)) for v in values]
+
+
+# ---------------------------------------------------------------- TensorBoard
+
+KL = [0.01, 0.025, 0.1 / 3, NAN, 0.5, 1e-8, 123456.789]
+REWARD = [0.1, -0.2, INF, -INF, 0.3, 2.0 / 3, -1e30]
+
+
+@pytest.fixture(scope="module")
+def torch_run(tmp_path_factory):
+    from torch.utils.tensorboard import SummaryWriter
+
+    log_dir = tmp_path_factory.mktemp("tb") / "ppo_run"
+    writer = SummaryWriter(str(log_dir))
+    for step, (kl, reward) in enumerate(zip(KL, REWARD)):
+        writer.add_scalar("train/kl", kl, step * 5, walltime=1_700_000_000.5 + step)
+        writer.add_scalar("train/reward", reward, step * 5, new_style=True)  # a scalar tensor, plugin "scalars"
+        writer.add_histogram("weights", np.arange(10.0) * step, step * 5)   # not a scalar: skipped
+    writer.close()
+    return log_dir
+
+
+def test_summary_writer_values_read_back_exactly(torch_run):
+    run = read_run(torch_run)
+    assert run.format == "tensorboard"
+    assert run.run_id == "ppo_run"
+    assert run.diagnostic_counts == {}
+    kl, reward = run["policy/kl"], run["reward/mean"]
+    assert kl.steps == [0, 5, 10, 15, 20, 25, 30]
+    assert all(same(a, b) for a, b in zip(kl.values, as_f32(KL)))
+    assert all(same(a, b) for a, b in zip(reward.values, as_f32(REWARD)))
+    assert kl.wall_times == pytest.approx([1_700_000_000.5 + i for i in range(7)], abs=1e-3)
+    assert "weights" not in run
+
+
+def test_tensorboard_own_writer_double_tensors_and_several_runs(tmp_path, torch_run):
+    """tensorboard's tf-free EventFileWriter with DT_DOUBLE scalar tensors (TF2 style: metadata on the first value)."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    values = [0.1, 1e-300, NAN, -INF, 7.25]
+    writer = EventFileWriter(str(tmp_path / "logs" / "grpo"))
+    for step, v in enumerate(values):
+        value = summary_pb2.Summary.Value(tag="train/loss",
+                                          tensor=tensor_pb2.TensorProto(dtype=types_pb2.DT_DOUBLE, double_val=[v]))
+        if step == 0:
+            value.metadata.plugin_data.plugin_name = "scalars"
+        writer.add_event(event_pb2.Event(wall_time=100.0 + step, step=step,
+                                         summary=summary_pb2.Summary(value=[value])))
+    writer.close()
+    run = read_run(tmp_path / "logs" / "grpo")
+    assert all(same(a, b) for a, b in zip(run["train/loss"].values, values))  # doubles stay doubles
+    assert run["train/loss"].steps == [0, 1, 2, 3, 4]
+    # A log dir of runs: one run per subfolder holding event files, named after it.
+    shutil.copytree(torch_run, tmp_path / "logs" / "ppo")
+    runs = read_runs(tmp_path / "logs")
+    assert [r.run_id for r in runs] == ["grpo", "ppo"]
+    assert runs[1]["policy/kl"].steps == [0, 5, 10, 15, 20, 25, 30]
+
+
+def test_info_and_ingest_on_a_tensorboard_folder(torch_run, tmp_path):
+    info = subprocess.run([rldk_bin(), "info", "--json", str(torch_run)], capture_output=True, text=True)
+    assert info.returncode == 0, info.stderr
+    doc = json.loads(info.stdout)
+    (run,) = doc["runs"]
+    assert run["format"] == "tensorboard"
+    out = tmp_path / "canonical.jsonl"
+    ingest = subprocess.run([rldk_bin(), "ingest", str(torch_run), "-o", str(out)], capture_output=True, text=True)
+    assert ingest.returncode == 0, ingest.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    kl = [r for r in rows if r.get("name") == "policy/kl"]
+    assert [r["step"] for r in kl] == [0, 5, 10, 15, 20, 25, 30]
+
+
+def flipped(data, at):
+    data = bytearray(data)
+    data[at] ^= 0x55
+    return bytes(data)
+
+
+def damaged_copies(data, seed, boundaries=()):
+    """25 copies with one flipped byte, 10 cut short (never at a record boundary: that is a shorter valid file)."""
+    rng = random.Random(seed)
+    for _ in range(25):
+        yield "flip", flipped(data, rng.randrange(len(data)))
+    cuts = 0
+    while cuts < 10:
+        at = rng.randrange(1, len(data))
+        if at not in boundaries:
+            cuts += 1
+            yield "cut", data[:at]
+
+
+def tfrecord_boundaries(data):
+    offsets, pos = set(), 0
+    while pos < len(data):
+        offsets.add(pos)
+        pos += 12 + int.from_bytes(data[pos:pos + 8], "little") + 4
+    return offsets
+
+
+def test_damaged_event_files_give_located_diagnostics(torch_run, tmp_path):
+    (event_file,) = glob.glob(str(torch_run / "events.out.tfevents.*"))
+    data = open(event_file, "rb").read()
+    clean = read_run(torch_run)
+    for i, (kind, bad) in enumerate(damaged_copies(data, 7, tfrecord_boundaries(data))):
+        path = tmp_path / ("d%d" % i) / os.path.basename(event_file)
+        path.parent.mkdir()
+        path.write_bytes(bad)
+        try:
+            run = read_run(path)
+        except Unrecognized as e:  # the damage took every record with scalars: the error names the first problem
+            assert "byte" in str(e), str(e)
+            continue
+        assert run.num_points <= clean.num_points
+        if run.num_points < clean.num_points or kind == "cut":
+            assert run.diagnostic_counts, (kind, i)
+            messages = [d["message"] for d in run.diagnostics]
+            assert any("byte" in m for m in messages), messages
+
+
+def test_damaged_file_through_the_cli_says_where(torch_run, tmp_path):
+    (event_file,) = glob.glob(str(torch_run / "events.out.tfevents.*"))
+    data = open(event_file, "rb").read()
+    path = tmp_path / "events.out.tfevents.1.host"
+    path.write_bytes(data[:-7])
+    proc = subprocess.run([rldk_bin(), "info", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "tfrecord_truncated" in proc.stdout and "incomplete last record" in proc.stdout
+
+
+# ---------------------------------------------------------------- W&B
+
+WANDB_ROWS = [{"train/kl": 0.1 * i, "train/reward": [0.5, NAN, INF, -INF, 1e-300][i], "train/global_step": 4 * i,
+               "eval/text": "not a number"} for i in range(5)]
+
+
+@pytest.fixture(scope="module")
+def wandb_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("wandb")
+    script = textwrap.dedent("""
+        import json, os, sys
+        import wandb
+        rows = json.loads(sys.argv[1])
+        run = wandb.init(project="rldk-test", id="abc123", config={"lr": 1e-5, "nested": {"beta": 0.1}},
+                         settings=wandb.Settings(console="off", x_disable_stats=True))
+        for row in rows:
+            run.log({k: float(v) if isinstance(v, str) and v in ("nan", "inf", "-inf") else v for k, v in row.items()})
+        run.summary["best_reward"] = 0.5
+        run.finish()
+    """)
+    rows = [{k: (repr(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+            for r in WANDB_ROWS]
+    env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(root), WANDB_SILENT="true")
+    subprocess.run([sys.executable, "-c", script, json.dumps(rows)], env=env, check=True, timeout=300)
+    (log,) = glob.glob(str(root / "wandb" / "offline-run-*" / "run-abc123.wandb"))
+    return root, log
+
+
+def test_wandb_offline_values_read_back_exactly(wandb_run):
+    root, log = wandb_run
+    run = read_run(log)
+    assert run.format == "wandb" and run.run_id == "abc123"
+    assert run.diagnostic_counts == {}
+    kl, reward = run["policy/kl"], run["reward/mean"]
+    assert kl.steps == [0, 4, 8, 12, 16]  # train/global_step, the trainer's step
+    assert kl.values == [0.1 * i for i in range(5)]
+    assert all(same(a, b) for a, b in zip(reward.values, [r["train/reward"] for r in WANDB_ROWS]))
+    assert "eval/text" not in run
+    assert not math.isnan(kl.wall_times[0]) and kl.wall_times[0] > 1.6e9
+    meta = run.meta
+    assert meta["wandb_run_id"] == "abc123" and meta["wandb_project"] == "rldk-test"
+    assert float(meta["config.lr"]) == 1e-5
+    assert meta["summary.best_reward"] == "0.5"
+    # The whole wandb folder: the run's .wandb log only, not W&B's copies of console output and debug logs.
+    runs = read_runs(root)
+    assert [r.run_id for r in runs] == ["abc123"]
+
+
+def wandb_boundaries(data):
+    offsets, pos = {7}, 7
+    while pos + 7 <= len(data):
+        left = 32768 - pos % 32768
+        pos += left if left < 7 else 7 + int.from_bytes(data[pos + 4:pos + 6], "little")
+        offsets.add(pos)
+    return offsets
+
+
+def test_damaged_wandb_logs_give_located_diagnostics(wandb_run, tmp_path):
+    _, log = wandb_run
+    data = open(log, "rb").read()
+    clean = read_run(log)
+    for i, (kind, bad) in enumerate(damaged_copies(data, 11, wandb_boundaries(data))):
+        path = tmp_path / ("run-d%d.wandb" % i)
+        path.write_bytes(bad)
+        try:
+            run = read_run(path)
+        except Unrecognized as e:  # the damage took every history row: the error names the first problem
+            assert "byte" in str(e), str(e)
+            continue
+        assert run.num_points <= clean.num_points  # every chunk is checksummed: damage loses values, never alters
+        if run.num_points < clean.num_points:
+            assert run.diagnostic_counts, (kind, i)
+            assert any("byte" in d["message"] for d in run.diagnostics)
+
+
+# ---------------------------------------------------------------- monitor tailing a live TensorBoard folder
+
+WRITER = textwrap.dedent("""
+    import os, sys, time
+    from torch.utils.tensorboard import SummaryWriter
+    log_dir, go = sys.argv[1], sys.argv[2]
+    w = SummaryWriter(log_dir, flush_secs=1)  # creates the event file (its first record: the file version)
+    w.flush()
+    while not os.path.exists(go):  # the monitor is following the folder now
+        time.sleep(0.02)
+    for step in range(40):
+        w.add_scalar("train/kl", 0.02 if step < 25 else 0.9, step)
+        w.add_scalar("train/reward", 0.5, step)
+        w.flush()
+        time.sleep(0.05)
+    w.close()
+""")
+
+
+def test_monitor_tails_a_tensorboard_folder_while_a_writer_appends(tmp_path):
+    log_dir = tmp_path / "tb"
+    log_dir.mkdir()
+    go = tmp_path / "go"
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - {id: kl_guard, metric: policy/kl, condition: value > 0.5,"
+                     " window: {size: 3, kind: consecutive}}\n")
+    out = tmp_path / "out"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(log_dir), str(go)])
+    try:
+        deadline = time.time() + 120
+        while not glob.glob(str(log_dir / "events.out.tfevents.*")):
+            assert time.time() < deadline and writer.poll() is None, "the writer did not start"
+            time.sleep(0.05)
+        monitor = subprocess.Popen([rldk_bin(), "monitor", str(log_dir), "--rules", str(rules), "--out", str(out),
+                                    "--idle-exit", "5", "--fail-on", "warn"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        go.write_text("go")
+        assert writer.wait(timeout=120) == 0
+        stdout, stderr = monitor.communicate(timeout=120)
+    finally:
+        writer.kill()
+    assert monitor.returncode == 1, stderr  # an alert at or above --fail-on warn
+    alerts = [json.loads(line) for line in (out / "alerts.jsonl").read_text().splitlines()]
+    assert alerts and alerts[0]["rule_id"] == "kl_guard" and alerts[0]["step"] == 27
+    assert "kl_guard" in stderr
+
+
+# ---------------------------------------------------------------- MLflow
+
+MLFLOW_ROWS = [{"train/kl": 0.1 * i, "train/reward": [0.5, NAN, INF, -INF, 1e-300][i]} for i in range(5)]
+
+MLFLOW_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import mlflow
+    mlflow.set_tracking_uri(sys.argv[1])
+    mlflow.set_experiment("rldk-test")
+    rows = [{k: float(v) for k, v in r.items()} for r in json.loads(sys.argv[2])]
+    with mlflow.start_run(run_name="ppo-a") as run:
+        mlflow.log_params({"learning_rate": "1e-05"})
+        mlflow.set_tag("trainer", "trl")
+        for step, row in enumerate(rows):
+            mlflow.log_metrics(row, step=3 * step, timestamp=1_700_000_000_000 + step)
+        print(run.info.run_id)
+""")
+
+
+def mlflow_run(uri):
+    rows = [{k: repr(v) for k, v in r.items()} for r in MLFLOW_ROWS]
+    env = dict(os.environ, MLFLOW_ALLOW_FILE_STORE="true")
+    proc = subprocess.run([sys.executable, "-c", MLFLOW_SCRIPT, uri, json.dumps(rows)], env=env, check=True,
+                          capture_output=True, text=True, timeout=300)
+    return proc.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("store", ["file", "sqlite"])
+def test_mlflow_stores_read_back_exactly(tmp_path, store):
+    target = tmp_path / ("mlruns" if store == "file" else "mlflow.db")
+    run_id = mlflow_run(("file://" if store == "file" else "sqlite:///") + str(target))
+    runs = read_runs(target)
+    assert [r.run_id for r in runs] == [run_id]
+    run = runs[0]
+    assert run.format == "mlflow"
+    kl, reward = run["policy/kl"], run["reward/mean"]
+    assert kl.steps == [0, 3, 6, 9, 12]
+    assert kl.values == [0.1 * i for i in range(5)]
+    assert all(same(a, b) for a, b in zip(reward.values, [r["train/reward"] for r in MLFLOW_ROWS]))
+    assert kl.wall_times == [(1_700_000_000_000 + i) / 1000 for i in range(5)]
+    assert run.meta["mlflow_run_name"] == "ppo-a"
+    assert run.meta["params.learning_rate"] == "1e-05" and run.meta["tags.trainer"] == "trl"
+    info = subprocess.run([rldk_bin(), "info", str(target)], capture_output=True, text=True)
+    assert info.returncode == 0, info.stderr
+    assert "mlflow" in info.stdout
+
+
+def test_mlflow_bad_metric_lines_are_located(tmp_path):
+    mlflow_run("file://" + str(tmp_path / "mlruns"))
+    (kl_file,) = glob.glob(str(tmp_path / "mlruns" / "*" / "*" / "metrics" / "train" / "kl"))
+    with open(kl_file, "a") as f:
+        f.write("garbage line\n1700000000999 0.7 15\n")
+    run = read_run(tmp_path / "mlruns")
+    assert run["policy/kl"].values[-1] == 0.7
+    (d,) = [d for d in run.diagnostics if d["kind"] == "mlflow_bad_line"]
+    assert d["file"] == kl_file and d["line"] == 6

@@ -1,0 +1,113 @@
+"""`rldk scan`, `rldk doctor` and `rldk forensics kl-drift` on the scan fixtures (examples/scan/, shaped like the
+older tool's clean and doctored PPO runs): the KL level shift at step 800 is found, the clean run gives no finding,
+and the JSON documents validate against their schemas."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMAS = ROOT / "docs" / "schemas"
+CLEAN = ROOT / "examples" / "scan" / "ppo_clean.jsonl"
+SHIFTED = ROOT / "examples" / "scan" / "ppo_kl_shift.jsonl"
+
+
+def rldk_binary():
+    for candidate in (os.environ.get("RLDK"), os.path.join(os.path.dirname(sys.executable), "rldk"),
+                      shutil.which("rldk")):
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    pytest.fail("no rldk binary: install the package (pip install .) or set $RLDK to a built binary")
+
+
+def scan(*args):
+    proc = subprocess.run([rldk_binary(), "scan", *map(str, args), "--json"], capture_output=True, text=True)
+    return proc.returncode, json.loads(proc.stdout) if proc.stdout else None, proc.stderr
+
+
+def validator(name):
+    from referencing import Registry, Resource
+
+    schema = json.loads((SCHEMAS / name).read_text())
+    scan_schema = json.loads((SCHEMAS / "rldk.scan.v1.schema.json").read_text())
+    # The doctor schema refers to the scan schema by file name, relative to its own $id.
+    registry = Registry().with_resources([("rldk.scan.v1.schema.json", Resource.from_contents(scan_schema)),
+                                          ("rldk.scan/v1", Resource.from_contents(scan_schema)),
+                                          ("rldk.doctor/rldk.scan.v1.schema.json", Resource.from_contents(scan_schema))])
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def test_clean_run_has_no_finding():
+    code, doc, _ = scan(CLEAN)
+    assert code == 0
+    validator("rldk.scan.v1.schema.json").validate(doc)
+    run = doc["runs"][0]
+    assert run["findings"] == [], [f["explanation"] for f in run["findings"]]
+    assert run["health"]["overall"] == 1.0
+    assert run["steps"] == {"first": 0, "last": 999, "count": 1000}
+
+
+def test_kl_level_shift_at_800_is_found():
+    code, doc, _ = scan(SHIFTED, "--fail-on", "warning")
+    assert code == 1
+    validator("rldk.scan.v1.schema.json").validate(doc)
+    findings = doc["runs"][0]["findings"]
+    shifts = [f for f in findings if f["detector"] == "kl_level_shift"]
+    assert len(shifts) == 1
+    assert 795 <= shifts[0]["onset_step"] <= 805
+    assert shifts[0]["end_step"] == 999
+    assert shifts[0]["metric"] == "policy/kl"
+    # The flat kl_coef while KL sits far above its early level is the stuck controller.
+    assert any(f["fault"] == "kl_controller_off_target" for f in findings)
+    assert doc["runs"][0]["health"]["areas"]["kl"] < 1.0
+
+
+def test_only_and_skip_and_bad_names():
+    code, doc, _ = scan(SHIFTED, "--only", "kl_level_shift")
+    assert {f["detector"] for f in doc["runs"][0]["findings"]} == {"kl_level_shift"}
+    code, doc, _ = scan(SHIFTED, "--skip", "kl")
+    assert all(f["area"] != "kl" for f in doc["runs"][0]["findings"])
+    code, doc, err = scan(SHIFTED, "--only", "kl_wobble")
+    assert code == 2 and "kl_wobble" in err
+
+
+def test_missing_file_is_exit_2():
+    code, _, err = scan(ROOT / "no_such_run.jsonl")
+    assert code == 2 and "no_such_run" in err
+
+
+def test_out_writes_json_and_markdown(tmp_path):
+    proc = subprocess.run([rldk_binary(), "log-scan", str(SHIFTED), "--out", str(tmp_path)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0  # the default --fail-on is critical; the shift is a warning
+    assert json.loads((tmp_path / "scan.json").read_text())["schema"] == "rldk.scan/v1"
+    assert "kl_level_shift" in (tmp_path / "scan.md").read_text()
+
+
+def test_doctor_writes_valid_report_card(tmp_path):
+    proc = subprocess.run([rldk_binary(), "doctor", str(SHIFTED), "--out", str(tmp_path), "--python", sys.executable],
+                          capture_output=True, text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    doc = json.loads((tmp_path / "doctor.json").read_text())
+    validator("rldk.doctor.v1.schema.json").validate(doc)
+    html = (tmp_path / "doctor.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "kl_level_shift" in html
+    assert "<script" not in html
+    assert "kl_level_shift" in (tmp_path / "doctor.md").read_text()
+
+
+def test_forensics_kl_drift():
+    proc = subprocess.run([rldk_binary(), "forensics", "kl-drift", str(SHIFTED), "--json"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0
+    run = json.loads(proc.stdout)["runs"][0]
+    assert run["drift_detected"] is True and run["ratio"] > 3
+    proc = subprocess.run([rldk_binary(), "forensics", "kl-drift", str(CLEAN), "--json", "--fail-on-drift"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["runs"][0]["drift_detected"] is False

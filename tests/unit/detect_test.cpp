@@ -1,0 +1,182 @@
+// Detector catalog and kinds: every built-in detector replayed on its own test values (the fires ones must give a
+// finding of its fault type, the quiet ones none), the streaming primitives' numerics, episodes and templates.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "detect/kinds.h"
+#include "detect/streaming.h"
+#include "rldk/scan.h"
+
+namespace rldk {
+namespace {
+
+TEST(DetectorCatalog, BuiltinParsesAndCoversEveryFaultType) {
+  const DetectorCatalog& catalog = builtin_detector_catalog();
+  ASSERT_FALSE(catalog.detectors.empty());
+  for (const auto& fault : fault_types()) {
+    bool covered = false;
+    for (const auto& d : catalog.detectors) covered = covered || d.fault == fault;
+    EXPECT_TRUE(covered) << "no detector for fault type " << fault;
+  }
+}
+
+class CatalogReplay : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CatalogReplay, FiresOnItsFiringValuesAndStaysQuietOnItsQuietValues) {
+  const DetectorSpec* spec = builtin_detector_catalog().find(GetParam());
+  ASSERT_NE(spec, nullptr);
+  ASSERT_FALSE(spec->test_fires.empty()) << spec->origin;
+  ASSERT_FALSE(spec->test_quiet.empty()) << spec->origin;
+  auto fired = run_detector_on_values(*spec, spec->test_fires);
+  ASSERT_FALSE(fired.empty()) << spec->id << " (" << spec->origin << ") did not fire on its firing values";
+  for (const auto& f : fired) {
+    EXPECT_EQ(f.fault, spec->fault);
+    EXPECT_LE(f.onset_step, f.end_step);
+    EXPECT_EQ(f.explanation.find('{'), std::string::npos) << "unfilled template field: " << f.explanation;
+  }
+  auto quiet = run_detector_on_values(*spec, spec->test_quiet);
+  EXPECT_TRUE(quiet.empty()) << spec->id << " (" << spec->origin << ") fired on its quiet values at step "
+                             << (quiet.empty() ? 0 : quiet.front().onset_step) << ": "
+                             << (quiet.empty() ? "" : quiet.front().explanation);
+}
+
+std::vector<std::string> catalog_ids() {
+  std::vector<std::string> ids;
+  for (const auto& d : builtin_detector_catalog().detectors) ids.push_back(d.id);
+  return ids;
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtin, CatalogReplay, ::testing::ValuesIn(catalog_ids()),
+                         [](const auto& info) { return info.param; });
+
+TEST(DetectorCatalog, ErrorsCarryFileLineAndName) {
+  const char* bad_param = R"(detectors:
+  - id: x
+    fault: kl_spike
+    area: kl
+    severity: warning
+    kind: spike
+    title: t
+    metric: policy/kl
+    params: {warmup: 30, thresold: 5}
+    explanation: e
+    fixes: [f]
+    test: {fires: {policy/kl: [1]}, quiet: {policy/kl: [1]}}
+)";
+  auto r = parse_detector_catalog(bad_param, "mine.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("thresold"), std::string::npos);
+  EXPECT_EQ(r.error().context.rfind("mine.yaml:9:", 0), 0u) << r.error().context;
+
+  auto unknown_fault = parse_detector_catalog(
+      "detectors:\n  - {id: y, fault: kl_wobble, area: kl, severity: info, kind: spike, title: t, explanation: e}\n",
+      "f.yaml");
+  ASSERT_FALSE(unknown_fault.ok());
+  EXPECT_NE(unknown_fault.error().message.find("kl_wobble"), std::string::npos);
+}
+
+TEST(Streaming, RingWindowHalvesAndPrecision) {
+  detect::RingWindow w;
+  w.configure(4);
+  for (int i = 1; i <= 6; ++i) w.push(1e9 + i, i);  // holds 3, 4, 5, 6 (+1e9)
+  ASSERT_TRUE(w.full());
+  EXPECT_DOUBLE_EQ(w.mean(), 1e9 + 4.5);
+  EXPECT_DOUBLE_EQ(w.older_mean(), 1e9 + 3.5);
+  EXPECT_DOUBLE_EQ(w.newer_mean(), 1e9 + 5.5);
+  EXPECT_NEAR(w.stddev(), std::sqrt(1.25), 1e-9);
+  EXPECT_EQ(w.step_from_oldest(0), 3);
+}
+
+TEST(Streaming, MedianAndSigma) {
+  std::vector<double> v = {1, 2, 3, 4, 100};
+  double median = 0, sigma = 0;
+  detect::median_and_sigma(v, median, sigma);
+  EXPECT_DOUBLE_EQ(median, 3);
+  EXPECT_DOUBLE_EQ(sigma, 1.4826);
+}
+
+TEST(Scan, LevelShiftIsOneEpisodeWithOnsetAtTheChange) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> kl;
+  for (int i = 0; i < 800; ++i) kl.push_back(0.05 + 0.01 * std::sin(i / 100.0) + 0.002 * std::sin(i * 1.7));
+  for (int i = 800; i < 1000; ++i) kl.push_back(0.3 + 0.01 * std::sin(i * 1.3));
+  auto found = run_detector_on_values(*spec, {{"policy/kl", kl}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(found[0].onset_step), 801, 2);  // steps are 1-based in the replay
+  EXPECT_EQ(found[0].end_step, 1000);
+  EXPECT_GT(found[0].evidence.at("shift_sigma"), 10);
+}
+
+TEST(Scan, RestartResetsInsteadOfAlarming) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
+  ASSERT_NE(spec, nullptr);
+  rldk::Run run;
+  Series s;
+  s.name = "policy/kl";
+  // 300 steps at 0.05, then the trainer restarts from step 100 at a different (new-config) level.
+  for (int i = 1; i <= 300; ++i) s.steps.push_back(i), s.values.push_back(0.05 + 0.001 * std::sin(i));
+  for (int i = 100; i <= 400; ++i) s.steps.push_back(i), s.values.push_back(0.08 + 0.001 * std::sin(i));
+  s.wall_times.assign(s.steps.size(), NAN);
+  s.segments.assign(s.steps.size(), 0);
+  run.series["policy/kl"] = s;
+  DetectorCatalog one;
+  one.detectors.push_back(*spec);
+  ScanOptions options;
+  options.catalog = &one;
+  EXPECT_TRUE(scan_run(run, options).findings.empty());
+}
+
+TEST(Scan, MissingMetricIsSkippedWithReason) {
+  rldk::Run run;
+  Series s;
+  s.name = "reward/mean";
+  s.steps = {1, 2, 3};
+  s.values = {0.1, 0.2, 0.3};
+  run.series["reward/mean"] = s;
+  RunScan scan = scan_run(run);
+  bool skipped_kl = false;
+  for (const auto& k : scan.skipped) {
+    if (k.detector == "kl_level_shift") skipped_kl = k.reason.find("policy/kl") != std::string::npos;
+  }
+  EXPECT_TRUE(skipped_kl);
+  EXPECT_DOUBLE_EQ(scan.health.overall, 1.0);
+}
+
+TEST(Scan, HealthFormula) {
+  Finding f;
+  f.area = "kl";
+  f.severity = Severity::critical;
+  f.onset_step = 51;
+  f.end_step = 100;  // half of steps 1..100
+  auto h = health_scores({f}, {"kl", "reward"}, 1, 100);
+  EXPECT_NEAR(h.areas.at("kl"), 1 - 0.6 * 0.75, 1e-12);
+  EXPECT_DOUBLE_EQ(h.areas.at("reward"), 1.0);
+  EXPECT_NEAR(h.overall, 1 - 0.6 * 0.75, 1e-12);
+}
+
+TEST(Scan, TemplateFilling) {
+  EXPECT_EQ(fill_template("{metric} at {step} is {v:.3g} ({r:.1%}) {unknown}", {{"step", 12}, {"v", 0.123456}, {"r", 0.5}},
+                          {{"metric", "policy/kl"}}),
+            "policy/kl at 12 is 0.123 (50.0%) {unknown}");
+}
+
+TEST(Scan, JsonDocumentShape) {
+  Finding f;
+  f.detector = "kl_spike";
+  f.fault = "kl_spike";
+  f.area = "kl";
+  f.metric = "policy/kl";
+  f.evidence = {{"ratio", 6.0}, {"nan_is_dropped", NAN}};
+  RunScan scan;
+  scan.run_id = "r";
+  scan.findings = {f};
+  std::string text = scan_json({scan}).dump(-1);
+  EXPECT_NE(text.find("\"schema\":\"rldk.scan/v1\""), std::string::npos);
+  EXPECT_NE(text.find("\"by_severity\":{\"critical\":0,\"info\":0,\"warning\":1}"), std::string::npos);
+  EXPECT_EQ(text.find("nan_is_dropped"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rldk

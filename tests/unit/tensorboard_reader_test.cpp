@@ -1,0 +1,233 @@
+// TensorBoard event files through StreamReader: TFRecord framing, simple values and scalar tensors, incremental
+// feeding, and damage (flipped bytes, truncation) reported with its location while the rest is still read.
+// The events are encoded here by hand from the .proto field numbers; real files written by torch's SummaryWriter
+// are read in tests/python/test_binary_readers.py and the golden cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/crc32c.h"
+#include "test_support.h"
+
+namespace {
+
+using namespace rldk_test;
+
+std::string varint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+std::string tag_of(uint32_t field, uint32_t type) { return varint((uint64_t{field} << 3) | type); }
+std::string bytes_field(uint32_t field, const std::string& body) { return tag_of(field, 2) + varint(body.size()) + body; }
+template <class T>
+std::string raw(T v) {
+  std::string s(sizeof v, '\0');
+  std::memcpy(s.data(), &v, sizeof v);
+  return s;
+}
+
+std::string event(double wall_time, int64_t step, const std::string& summary) {
+  return tag_of(1, 1) + raw(wall_time) + tag_of(2, 0) + varint(static_cast<uint64_t>(step)) + bytes_field(5, summary);
+}
+std::string simple_value(const std::string& tag, float v) {
+  return bytes_field(1, bytes_field(1, tag) + tag_of(2, 5) + raw(v));
+}
+std::string scalars_metadata() { return bytes_field(9, bytes_field(1, bytes_field(1, "scalars"))); }
+// torch's add_scalar(new_style=True): a DT_FLOAT tensor with one packed float_val, plugin metadata on the first.
+std::string tensor_value(const std::string& tag, float v, bool with_metadata) {
+  std::string tensor = tag_of(1, 0) + varint(1) + bytes_field(2, "") + bytes_field(5, raw(v));
+  return bytes_field(1, bytes_field(1, tag) + (with_metadata ? scalars_metadata() : "") + bytes_field(8, tensor));
+}
+// TF's C++ writer: the number as raw tensor_content bytes.
+std::string content_value(const std::string& tag, double v) {
+  std::string tensor = tag_of(1, 0) + varint(2) + bytes_field(4, raw(v));
+  return bytes_field(1, bytes_field(1, tag) + scalars_metadata() + bytes_field(8, tensor));
+}
+
+std::string frame(const std::string& data) {
+  std::string length = raw(static_cast<uint64_t>(data.size()));
+  return length + raw(rldk::io::masked_crc32c(length)) + data + raw(rldk::io::masked_crc32c(data));
+}
+
+std::string file_version_record() { return frame(tag_of(1, 1) + raw(1.7e9) + bytes_field(3, "brain.Event:2")); }
+
+// Five steps of train/kl (simple values) and train/reward (tensors), one event per value, like torch writes them.
+std::string sample_file() {
+  std::string out = file_version_record();
+  for (int step = 0; step < 5; ++step) {
+    out += frame(event(1.7e9 + step, step, simple_value("train/kl", 0.1f * static_cast<float>(step))));
+    float reward = step == 2 ? NAN : 1.5f * static_cast<float>(step);
+    out += frame(event(1.7e9 + step, step, tensor_value("train/reward", reward, step == 0)));
+  }
+  return out;
+}
+
+const rldk::Series* series(const ReadOutput& out, const std::string& name) {
+  if (out.runs.empty()) return nullptr;
+  auto it = out.runs.front().series.find(name);
+  return it == out.runs.front().series.end() ? nullptr : &it->second;
+}
+
+void expect_sample_values(const ReadOutput& out) {
+  ASSERT_EQ(out.runs.size(), 1u);
+  const rldk::Series* kl = series(out, "policy/kl");
+  const rldk::Series* reward = series(out, "reward/mean");
+  ASSERT_NE(kl, nullptr);
+  ASSERT_NE(reward, nullptr);
+  ASSERT_EQ(kl->values.size(), 5u);
+  ASSERT_EQ(reward->values.size(), 5u);
+  for (int step = 0; step < 5; ++step) {
+    EXPECT_EQ(kl->steps[step], step);
+    EXPECT_EQ(kl->values[step], static_cast<double>(0.1f * static_cast<float>(step)));
+    EXPECT_EQ(kl->wall_times[step], 1.7e9 + step);
+    double expected = step == 2 ? NaN : static_cast<double>(1.5f * static_cast<float>(step));
+    EXPECT_TRUE(same_value(reward->values[step], expected)) << step;
+  }
+}
+
+TEST(TensorBoardReader, ReadsSimpleValuesAndScalarTensors) {
+  ReadOutput out = read_text(sample_file(), "logs/run1/events.out.tfevents.1700000000.host.1.0");
+  EXPECT_EQ(out.format, rldk::Format::tensorboard);
+  EXPECT_EQ(out.detail, "tensorboard (11 records; simple values, scalar tensors)");
+  EXPECT_TRUE(out.diagnostics.empty());
+  expect_sample_values(out);
+  EXPECT_EQ(out.runs.front().meta.at("tensorboard_file_version"), "brain.Event:2");
+}
+
+TEST(TensorBoardReader, RecognisedByContentWithoutTheEventFileName) {
+  ReadOutput out = read_text(sample_file(), "copy.bin");
+  EXPECT_EQ(out.format, rldk::Format::tensorboard);
+  expect_sample_values(out);
+}
+
+TEST(TensorBoardReader, AnyChunkingGivesTheSameResult) {
+  std::string file = sample_file();
+  for (size_t chunk : {1, 3, 11, 12, 13, 64}) {
+    SCOPED_TRACE(chunk);
+    ReadOutput out = read_text(file, "events.out.tfevents.1.h", chunk);
+    EXPECT_TRUE(out.diagnostics.empty());
+    expect_sample_values(out);
+  }
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    ReadOutput out = read_text_random_chunks(file, "events.out.tfevents.1.h", seed, 40);
+    expect_sample_values(out);
+  }
+}
+
+TEST(TensorBoardReader, RawTensorContentAndLaterFieldOrder) {
+  // The step written after the summary: fields may come in any order.
+  std::string data = bytes_field(5, content_value("eval/score", 0.75)) + tag_of(2, 0) + varint(42) + tag_of(1, 1) +
+                     raw(5.0);
+  ReadOutput out = read_text(file_version_record() + frame(data), "events.out.tfevents.1.h");
+  const rldk::Series* s = series(out, "eval/score");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->steps, std::vector<int64_t>{42});
+  EXPECT_EQ(s->values, std::vector<double>{0.75});
+  EXPECT_EQ(s->wall_times, std::vector<double>{5.0});
+}
+
+TEST(TensorBoardReader, TensorsOfOtherPluginsAreNotScalars) {
+  std::string histogram_like = bytes_field(
+      1, bytes_field(1, "weights") + bytes_field(9, bytes_field(1, bytes_field(1, "histograms"))) +
+             bytes_field(8, tag_of(1, 0) + varint(1) + bytes_field(5, raw(1.0f))));
+  ReadOutput out = read_text(file_version_record() + frame(event(1.0, 1, histogram_like)) +
+                                 frame(event(1.0, 1, simple_value("loss", 2.0f))),
+                             "events.out.tfevents.1.h");
+  ASSERT_EQ(out.runs.size(), 1u);
+  EXPECT_EQ(out.runs.front().series.count("weights"), 0u);
+  EXPECT_EQ(out.points, 1u);
+}
+
+TEST(TensorBoardReader, FlippedDataByteDropsOnlyThatRecord) {
+  std::string file = sample_file();
+  size_t second = file_version_record().size();  // record 2: train/kl at step 0
+  file[second + 12 + 3] ^= 0x40;
+  ReadOutput out = read_text(file, "events.out.tfevents.1.h");
+  EXPECT_EQ(out.diagnostics.counts().at("tfrecord_bad_checksum"), 1u);
+  EXPECT_EQ(out.diagnostics.examples().front().message.rfind("record 2 at byte " + std::to_string(second), 0), 0u)
+      << out.diagnostics.examples().front().message;
+  EXPECT_EQ(out.points, 9u);
+}
+
+TEST(TensorBoardReader, FlippedHeaderByteResynchronisesAtTheNextRecord) {
+  std::string file = sample_file();
+  size_t second = file_version_record().size();
+  file[second + 2] ^= 0x01;  // the length of record 2: its checksum no longer matches
+  ReadOutput out = read_text(file, "events.out.tfevents.1.h", 7);
+  ASSERT_EQ(out.diagnostics.counts().count("tfrecord_bad_header"), 1u);
+  EXPECT_NE(out.diagnostics.examples().front().message.find("byte " + std::to_string(second)), std::string::npos);
+  EXPECT_EQ(out.points, 9u);  // every record after the damaged one
+}
+
+TEST(TensorBoardReader, TruncatedFileKeepsTheCompleteRecordsAndSaysWhereItEnds) {
+  std::string file = sample_file();
+  for (size_t cut : {file.size() - 1, file.size() - 20, size_t{5}}) {
+    SCOPED_TRACE(cut);
+    ReadOutput out = read_text(file.substr(0, cut), "events.out.tfevents.1.h");
+    EXPECT_EQ(out.diagnostics.counts().count("tfrecord_truncated"), 1u);
+    EXPECT_NE(out.diagnostics.examples().front().message.find("incomplete last record"), std::string::npos);
+  }
+}
+
+TEST(TensorBoardReader, GarbageAfterTheNameIsReportedNotCrashed) {
+  std::string garbage(1000, '\x5A');
+  ReadOutput out = read_text(garbage, "events.out.tfevents.1.h");
+  EXPECT_EQ(out.format, rldk::Format::tensorboard);
+  EXPECT_EQ(out.points, 0u);
+  EXPECT_EQ(out.diagnostics.counts().at("tfrecord_bad_header"), 1u);
+}
+
+TEST(TensorBoardReader, TextLogsAreStillText) {
+  ReadOutput out = read_text("{\"step\": 1, \"loss\": 0.5}\n", "metrics.jsonl");
+  EXPECT_EQ(out.format, rldk::Format::jsonl);
+  ReadOutput shorter = read_text("a=1\n", "x.log");
+  EXPECT_EQ(shorter.format, rldk::Format::console);
+}
+
+TEST(TensorBoardReader, AShortFirstTextLineIsReadWithoutWaitingForMoreBytes) {
+  // A live console stream whose first line is shorter than the binary sniffing window.
+  rldk::RunBuilder builder;
+  rldk::Diagnostics diagnostics;
+  rldk::ReadOptions options;
+  options.run_id = "run";
+  rldk::StreamReader reader(rldk::SourceInfo{"train.log", "", ""}, options, builder, diagnostics);
+  reader.feed("loss=1\n");
+  EXPECT_EQ(reader.format(), rldk::Format::console);
+  EXPECT_EQ(reader.lines(), 1u);
+  // The same bytes under an event file's name wait: they may be the start of a record.
+  rldk::StreamReader event_reader(rldk::SourceInfo{"events.out.tfevents.1.h", "", ""}, options, builder, diagnostics);
+  event_reader.feed("loss=1\n");
+  EXPECT_EQ(event_reader.format(), rldk::Format::unknown);
+}
+
+TEST(TensorBoardReader, RandomDamageIsAlwaysReportedNeverACrash) {
+  // A deterministic mutation run (the libFuzzer target explores further): flipped bytes, cuts and inserted
+  // garbage, fed in random chunks. Damage never adds points, and points lost to damaged bytes always come with a diagnostic.
+  const std::string clean = sample_file();
+  const uint64_t clean_points = read_text(clean, "events.out.tfevents.1.h").points;
+  std::mt19937 rng(1234);
+  for (int round = 0; round < 400; ++round) {
+    std::string bad = clean;
+    int kind = round % 3;
+    size_t at = std::uniform_int_distribution<size_t>(0, bad.size() - 1)(rng);
+    if (kind == 0) bad[at] = static_cast<char>(bad[at] ^ (1 + rng() % 255));
+    else if (kind == 1) bad.resize(at);
+    else bad.insert(at, std::string(1 + rng() % 20, static_cast<char>(rng())));
+    ReadOutput out = read_text_random_chunks(bad, "events.out.tfevents.1.h", static_cast<unsigned>(round), 50);
+    ASSERT_LE(out.points, clean_points) << "round " << round;
+    if (out.points < clean_points && kind != 1) {  // a cut at a record boundary is a shorter, valid file
+      ASSERT_FALSE(out.diagnostics.empty()) << "round " << round << ": points lost silently";
+    }
+  }
+}
+
+}  // namespace
