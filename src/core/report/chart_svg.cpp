@@ -18,6 +18,7 @@ constexpr double MARGIN_RIGHT = 18;
 constexpr double MARGIN_TOP = 34;
 constexpr double MARGIN_BOTTOM = 40;
 constexpr int TARGET_TICKS = 5;
+constexpr double MARKER_LABEL_GAP = 140;  // user units; about the width of a short marker label
 constexpr int MAX_BAD_VALUE_TICKS = 200;  // non-finite markers drawn per series; the rest are summarised in the legend
 // Colour-blind-safe series palette (Okabe-Ito, without yellow, which is unreadable on white).
 constexpr const char* PALETTE[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#56b4e9", "#e69f00", "#000000"};
@@ -318,17 +319,23 @@ std::string render_svg(const LineChart& chart) {
            "\" text-anchor=\"end\" class=\"mark\" fill=\"" + tone_colour(t.tone) + "\">" + html_escape(t.label) +
            "</text>\n";
   }
+  std::vector<double> label_xs;  // markers close together get their labels on separate lines
   for (const ChartMarker& m : chart.markers) {
     if (!std::isfinite(m.step)) continue;
     double x = f.px(m.step);
+    int line = 0;
+    for (double other : label_xs) {
+      if (std::fabs(other - x) < MARKER_LABEL_GAP) ++line;
+    }
     out += "<line x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(f.top) + "\" y2=\"" +
            num(f.top + f.height) + "\" stroke=\"" + tone_colour(m.tone) + "\" stroke-width=\"1.5\" " +
            "stroke-dasharray=\"4 3\"><title>" + html_escape(m.label) + "</title></line>\n";
     if (!m.label.empty()) {
       bool right_half = x > f.left + f.width * 0.7;
-      out += "<text x=\"" + num(right_half ? x - 4 : x + 4) + "\" y=\"" + num(f.top + 12) + "\" text-anchor=\"" +
+      out += "<text x=\"" + num(right_half ? x - 4 : x + 4) + "\" y=\"" + num(f.top + 12 + 13 * line) + "\" text-anchor=\"" +
              (right_half ? "end" : "start") + "\" class=\"mark\" fill=\"" + tone_colour(m.tone) + "\">" +
              html_escape(m.label) + "</text>\n";
+      label_xs.push_back(x);
     }
   }
   draw_legend(out, chart, f);
