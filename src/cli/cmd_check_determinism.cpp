@@ -1,5 +1,4 @@
 // rldk check-determinism --cmd "...": run a training command as N replicas and check they log the same numbers.
-#include <stdlib.h>  // mkdtemp
 #include <unistd.h>  // environ
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "replica_work_root.h"
 #include "rldk/compare.h"
 #include "rldk/determinism.h"
 #include "rldk/env_audit.h"
@@ -102,21 +102,12 @@ int run_check(const CheckCliOptions& opts) {
   run.timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.timeout_seconds * 1000));
   run.environment = determinism_environment(opts.seed, opts.threads);
   report.environment = run.environment;
-  if (!opts.work_dir.empty()) {
-    run.work_root = opts.work_dir;
-  } else if (!opts.out_dir.empty()) {
-    // rldk's own folder inside the card's folder: replaced on every check, so re-running with the same --out works.
-    run.work_root = (std::filesystem::path(opts.out_dir) / "replicas").string();
-    std::error_code ec;
-    std::filesystem::remove_all(run.work_root, ec);
-  } else {
-    std::string pattern = (std::filesystem::temp_directory_path() / "rldk-determinism-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      std::fprintf(stderr, "%s: cannot create a temporary folder for the replicas\n", me);
-      return EXIT_INPUT_ERROR;
-    }
-    run.work_root = pattern;
+  auto work_root = replica_work_root(opts.work_dir, opts.out_dir, "replicas", "rldk-determinism");
+  if (!work_root) {
+    std::fprintf(stderr, "%s: cannot create a temporary folder for the replicas\n", me);
+    return EXIT_INPUT_ERROR;
   }
+  run.work_root = *work_root;
 
   auto outcomes = run_replicas(run);
   if (!outcomes.ok()) {

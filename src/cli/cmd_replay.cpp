@@ -1,6 +1,5 @@
 // rldk replay RUN --command "python train.py --seed {seed}": re-run a recorded run with its seed and check it
 // reproduces.
-#include <stdlib.h>  // mkdtemp
 
 #include <algorithm>
 #include <cstdio>
@@ -8,6 +7,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "replica_work_root.h"
 #include "rldk/compare.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/replay.h"
@@ -64,20 +64,12 @@ int run_replay(const ReplayCliOptions& opts) {
   run.timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.timeout_seconds * 1000));
   run.environment = determinism_environment(report.seed.seed, opts.threads);
   run.environment.emplace_back("RLDK_SEED", std::to_string(report.seed.seed));
-  if (!opts.work_dir.empty()) {
-    run.work_root = opts.work_dir;
-  } else if (!opts.out_dir.empty()) {
-    run.work_root = (std::filesystem::path(opts.out_dir) / "replay").string();
-    std::error_code ec;
-    std::filesystem::remove_all(run.work_root, ec);  // rldk's own folder, replaced on every replay
-  } else {
-    std::string pattern = (std::filesystem::temp_directory_path() / "rldk-replay-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      std::fprintf(stderr, "%s: cannot create a temporary folder for the replay\n", me);
-      return EXIT_INPUT_ERROR;
-    }
-    run.work_root = pattern;
+  auto work_root = replica_work_root(opts.work_dir, opts.out_dir, "replay", "rldk-replay");
+  if (!work_root) {
+    std::fprintf(stderr, "%s: cannot create a temporary folder for the replay\n", me);
+    return EXIT_INPUT_ERROR;
   }
+  run.work_root = *work_root;
   auto outcomes = run_replicas(run);
   if (!outcomes.ok()) {
     std::fprintf(stderr, "%s: %s\n", me, to_string(outcomes.error()).c_str());
