@@ -23,8 +23,8 @@ namespace {
 
 const std::map<std::string, std::vector<std::string>>& parameter_table() {
   static const std::map<std::string, std::vector<std::string>> table = {
-      {"level_shift", {"warmup", "adapt_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",
-                       "freeze_fraction", "min_points", "min_change"}},
+      {"level_shift", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",
+                       "freeze_fraction", "min_points", "min_change", "rearm_after"}},
       {"spike", {"warmup", "adapt_rate", "min_relative_scale", "min_scale", "threshold", "min_points", "max_points",
                  "min_change"}},
       {"drift", {"reference_skip", "reference_points", "window", "min_relative_change", "min_sigma", "min_points"}},
@@ -42,6 +42,8 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
 }
 
 constexpr double LOG_FLOOR = 1e-12;
+// Smoothing rate of the level a level shift reaches (an exponentially weighted mean over its episode).
+constexpr double LEVEL_SMOOTHING = 0.2;
 const std::vector<std::string> DIRECTIONS = {"up", "down", "both"};
 const std::vector<std::string> TRANSFORMS = {"none", "log"};
 
@@ -106,13 +108,14 @@ class LevelShift final : public Detector {
  public:
   explicit LevelShift(const DetectorSpec& s) : Detector(s) {
     ref_.configure(static_cast<int>(s.param("warmup", 50)), s.param("adapt_rate", 0.02),
-                   s.param("min_relative_scale", 0.0), s.param("min_scale", 1e-12));
+                   s.param("min_relative_scale", 0.0), s.param("min_scale", 1e-12), s.param("trend_rate", 0.0));
     k_ = s.param("k", 1.0);
     h_ = s.param("h", 10.0);
     z_clip_ = s.param("z_clip", 4.0);
     freeze_ = s.param("freeze_fraction", 0.3) * h_;
     min_points_ = static_cast<int64_t>(s.param("min_points", 1));
     min_change_ = s.param("min_change", 0.0);
+    rearm_after_ = static_cast<int64_t>(s.param("rearm_after", 0));
     sign_ = direction_sign(s);
     log_ = s.option("transform", "none") == "log";
   }
@@ -138,13 +141,19 @@ class LevelShift final : public Detector {
       if (up || down) {
         side_ = up ? 1 : -1;
         episode_.begin(side_ > 0 ? cusum_.up_start : cusum_.down_start);
-        baseline_ = ref_.level();
+        reached_ = 0;
+        baseline_ = ref_.forecast();
         scale_ = ref_.scale();
         alarm_step_ = step;
-      } else if (cusum_.up < freeze_ && cusum_.down < freeze_ && std::fabs(raw_z) < z_clip_) {
+        ref_.advance();
+      } else if (!accumulating() && std::fabs(raw_z) < z_clip_) {
         // Points beyond the clip do not teach the reference: the first points of a shift would inflate its scale.
         ref_.learn(v);
+      } else {
+        ref_.advance();
       }
+    } else {
+      ref_.advance();
     }
     if (side_ != 0) {
       double& stat = side_ > 0 ? cusum_.up : cusum_.down;
@@ -155,26 +164,45 @@ class LevelShift final : public Detector {
         return;
       }
       episode_.add(step, raw, side_ * (v - baseline_));
+      smoothed_ = episode_.points == 1 ? v : smoothed_ + LEVEL_SMOOTHING * (v - smoothed_);
+      // Counted once the shift has lasted min_points: a level held, not the echo of one wild point.
+      if (episode_.points >= min_points_) reached_ = std::max(reached_, side_ * (smoothed_ - baseline_));
+      if (rearm_after_ > 0 && episode_.points >= rearm_after_) {
+        // Judged on rearm_after points; the level reached is the metric's new normal, learned afresh, so a later
+        // change is a finding of its own instead of disappearing inside this one.
+        close();
+        cusum_.reset();
+        ref_.reset();
+      }
     }
   }
   void finish() override { close(); }
 
  private:
+  // A change is building up on a side this detector watches. The other side does not freeze the reference: a
+  // forecast that overshoots a flattening trend must be corrected, not kept.
+  bool accumulating() const {
+    return (sign_ >= 0 && cusum_.up >= freeze_) || (sign_ <= 0 && cusum_.down >= freeze_);
+  }
   void close() {
     if (side_ == 0) return;
+    episode_side_ = side_;
     side_ = 0;
-    double level = episode_.mean();  // raw units
+    // The change is how far the smoothed level got from the baseline (working units): a slow approach to a new
+    // level, or a shift that later recovers, is judged on the level it reached, not on the episode's average.
+    double change = reached_;
     double base = log_ ? std::exp(baseline_) : baseline_;
-    double change = log_ ? std::fabs(std::log(std::max(level, 1e-300)) - baseline_) : std::fabs(level - base);
+    double level_v = baseline_ + episode_side_ * change;
+    double level = log_ ? std::exp(level_v) : level_v;
     if (episode_.points < min_points_ || change < min_change_) return;
     double sigma = scale_;
-    // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose mean moved less than
+    // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
     // 2k reference sigmas is that, not a shift of the size the detector is tuned for (2 sigma and more).
     if (change / sigma < 2 * k_) return;
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value,
            {{"baseline", base},
             {"level", level},
-            {"shift_sigma", (log_ ? std::log(std::max(level, 1e-300)) - baseline_ : level - base) / sigma},
+            {"shift_sigma", episode_side_ * change / sigma},
             {"ratio", base != 0 ? level / base : NaN},
             {"alarm_step", static_cast<double>(alarm_step_)},
             {"points", static_cast<double>(episode_.points)}});
@@ -183,11 +211,11 @@ class LevelShift final : public Detector {
   Cusum cusum_;
   Episode episode_;
   double k_, h_, z_clip_, freeze_, min_change_;
-  int64_t min_points_;
+  int64_t min_points_, rearm_after_;
   int sign_;
   bool log_;
-  int side_ = 0;
-  double baseline_ = 0, scale_ = 1;
+  int side_ = 0, episode_side_ = 0;
+  double baseline_ = 0, scale_ = 1, smoothed_ = 0, reached_ = 0;
   int64_t alarm_step_ = 0;
 };
 

@@ -16,6 +16,8 @@ inline constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
 inline constexpr double MAD_TO_SIGMA = 1.4826;
 // Mean absolute deviation of normal data times this estimates its standard deviation (sqrt(pi/2)).
 inline constexpr double MEAN_ABS_TO_SIGMA = 1.2533;
+// Per-point damping of a forecast's slope while the reference is frozen (see AdaptiveReference::advance).
+inline constexpr double FROZEN_TREND_DAMPING = 0.9;
 
 // Median and 1.4826 x MAD of `v` (reordered in place). v must not be empty.
 void median_and_sigma(std::vector<double>& v, double& median, double& sigma);
@@ -25,11 +27,18 @@ void median_and_sigma(std::vector<double>& v, double& median, double& sigma);
 // schedules (so they are not alarms), while the caller freezes it as soon as a change starts to accumulate (so a
 // real shift is not absorbed). The scale never drops below max(min_scale, min_relative_scale x |level|): a
 // metric that is nearly constant during the warm-up would otherwise turn any wiggle into an alarm.
+//
+// With trend_rate > 0 the reference also carries a slope (Holt's linear method in error-correction form): the
+// warm-up is a least-squares line, each point is compared with the one-step forecast level + slope, and the slope
+// learns from forecast errors at rate x trend_rate. A metric that moves smoothly (KL growing as the policy leaves
+// its reference, entropy decaying) is then followed instead of read as a shift, while a step still shows as a run
+// of large forecast errors. While frozen, the forecast keeps extrapolating the slope.
 class AdaptiveReference {
  public:
-  void configure(int warmup, double rate, double min_relative_scale, double min_scale) {
+  void configure(int warmup, double rate, double min_relative_scale, double min_scale, double trend_rate = 0.0) {
     warmup_ = std::max(warmup, 3);
     rate_ = rate;
+    trend_rate_ = trend_rate;
     min_relative_scale_ = min_relative_scale;
     min_scale_ = min_scale;
     warm_.reserve(static_cast<size_t>(warmup_));
@@ -37,6 +46,7 @@ class AdaptiveReference {
   void reset() {
     warm_.clear();
     armed_ = false;
+    trend_ = 0;
   }
   bool armed() const { return armed_; }
   // Collects a warm-up value; true once the reference is ready (the value that arms it is not scored).
@@ -44,22 +54,38 @@ class AdaptiveReference {
     warm_.push_back(x);
     if (static_cast<int>(warm_.size()) < warmup_) return false;
     double median = 0, sigma = 0;
-    median_and_sigma(warm_, median, sigma);
-    level_ = median;
+    if (trend_rate_ > 0) {
+      fit_line();  // sets level_ (the line at the last warm-up point) and trend_, and leaves residuals in warm_
+      median_and_sigma(warm_, median, sigma);
+    } else {
+      median_and_sigma(warm_, median, sigma);
+      level_ = median;
+    }
     sigma_ = sigma;
-    initial_level_ = median;
+    initial_level_ = level_;
     initial_sigma_ = floor_scale(sigma);
     armed_ = true;
     warm_.clear();
     return true;
   }
-  double z(double x) const { return (x - level_) / scale(); }
+  // The level expected at the next point.
+  double forecast() const { return level_ + trend_; }
+  double z(double x) const { return (x - forecast()) / scale(); }
   void learn(double x) {
-    double dev = std::fabs(x - level_);
-    level_ += rate_ * (x - level_);
-    sigma_ += rate_ * (MEAN_ABS_TO_SIGMA * dev - sigma_);
+    double f = forecast();
+    double error = x - f;
+    level_ = f + rate_ * error;
+    trend_ += rate_ * trend_rate_ * error;
+    sigma_ += rate_ * (MEAN_ABS_TO_SIGMA * std::fabs(error) - sigma_);
+  }
+  // A point the caller does not learn from: the forecast moves on along the slope, damped (x0.9 per point) so that
+  // a slope learned from noise cannot carry a frozen forecast far from the data.
+  void advance() {
+    level_ += trend_;
+    trend_ *= FROZEN_TREND_DAMPING;
   }
   double level() const { return level_; }
+  double trend() const { return trend_; }
   double scale() const { return floor_scale(sigma_); }
   double initial_level() const { return initial_level_; }
   double initial_sigma() const { return initial_sigma_; }
@@ -68,13 +94,28 @@ class AdaptiveReference {
   double floor_scale(double s) const {
     return std::max({s, min_scale_, min_relative_scale_ * std::fabs(level_)});
   }
+  // Least-squares line through the warm-up (x = 0..n-1); replaces warm_ with the residuals.
+  void fit_line() {
+    double n = static_cast<double>(warm_.size()), mean_x = (n - 1) / 2, mean_y = 0;
+    for (double y : warm_) mean_y += y;
+    mean_y /= n;
+    double sxy = 0, sxx = 0;
+    for (size_t i = 0; i < warm_.size(); ++i) {
+      double dx = static_cast<double>(i) - mean_x;
+      sxy += dx * (warm_[i] - mean_y);
+      sxx += dx * dx;
+    }
+    trend_ = sxx > 0 ? sxy / sxx : 0;
+    for (size_t i = 0; i < warm_.size(); ++i) warm_[i] -= mean_y + trend_ * (static_cast<double>(i) - mean_x);
+    level_ = mean_y + trend_ * (n - 1 - mean_x);
+  }
   int warmup_ = 30;
-  double rate_ = 0.02;
+  double rate_ = 0.02, trend_rate_ = 0.0;
   double min_relative_scale_ = 0.0;
   double min_scale_ = 1e-12;
   std::vector<double> warm_;
   bool armed_ = false;
-  double level_ = 0, sigma_ = 0, initial_level_ = 0, initial_sigma_ = 0;
+  double level_ = 0, trend_ = 0, sigma_ = 0, initial_level_ = 0, initial_sigma_ = 0;
 };
 
 // Two-sided tabular CUSUM on standardised values (Page 1954): C+ = max(0, C+ + z - k), C- = max(0, C- - z - k).
