@@ -25,11 +25,12 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
   static const std::map<std::string, std::vector<std::string>> table = {
       {"level_shift", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",
                        "freeze_fraction", "min_points", "min_change", "rearm_after"}},
-      {"spike", {"warmup", "adapt_rate", "min_relative_scale", "min_scale", "threshold", "min_points", "max_points",
-                 "min_change"}},
+      {"spike", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "threshold", "min_points",
+                 "max_points", "min_change"}},
       {"drift", {"reference_skip", "reference_points", "window", "min_relative_change", "min_sigma", "min_points"}},
       {"threshold", {"min_points", "max_gap"}},
-      {"controller", {"warmup", "target", "tolerance", "min_target_band", "min_points", "coef_min_relative_change"}},
+      {"controller", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",
+                      "freeze_fraction", "min_points", "min_change", "rearm_after", "coef_min_relative_change"}},
       {"co_trend", {"reference_points", "window", "proxy_min_sigma", "other_min_relative_change", "other_min_sigma",
                     "min_points"}},
       {"flat", {"reference_points", "window", "flat_ratio", "min_move_sigma", "min_scale", "min_points"}},
@@ -104,7 +105,7 @@ class Sustained {
 // are below freeze_fraction x h, so a starting shift is not absorbed; z is clipped to +-z_clip so one wild point
 // cannot cross h alone (that is a spike, another detector). After an alarm the side keeps accumulating (capped at
 // 2h) and the episode lasts until it returns to zero: a shift that persists is one finding to the end of the run.
-class LevelShift final : public Detector {
+class LevelShift : public Detector {
  public:
   explicit LevelShift(const DetectorSpec& s) : Detector(s) {
     ref_.configure(static_cast<int>(s.param("warmup", 50)), s.param("adapt_rate", 0.02),
@@ -133,6 +134,7 @@ class LevelShift final : public Detector {
       ref_.warm_up(v);
       return;
     }
+    before_update(x);
     double raw_z = ref_.z(v);
     double z = std::clamp(raw_z, -z_clip_, z_clip_);
     cusum_.update(z, k_, step);
@@ -178,6 +180,16 @@ class LevelShift final : public Detector {
   }
   void finish() override { close(); }
 
+ protected:
+  // Hooks for kinds that add a condition on other inputs: called with each scored point's inputs before the CUSUM
+  // update, and with an episode that passed every shift test (false drops it; it may add evidence).
+  virtual void before_update(const double* /*x*/) {}
+  virtual bool confirm(std::map<std::string, double>& /*evidence*/) { return true; }
+  // True at a point where the watched CUSUM side could still date a change's start (it is within k of zero).
+  bool change_may_start_here() const {
+    return side_ == 0 && ((sign_ >= 0 && cusum_.up <= k_) || (sign_ <= 0 && cusum_.down <= k_));
+  }
+
  private:
   // A change is building up on a side this detector watches. The other side does not freeze the reference: a
   // forecast that overshoots a flattening trend must be corrected, not kept.
@@ -199,13 +211,14 @@ class LevelShift final : public Detector {
     // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
     // 2k reference sigmas is that, not a shift of the size the detector is tuned for (2 sigma and more).
     if (change / sigma < 2 * k_) return;
-    report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value,
-           {{"baseline", base},
-            {"level", level},
-            {"shift_sigma", episode_side_ * change / sigma},
-            {"ratio", base != 0 ? level / base : NaN},
-            {"alarm_step", static_cast<double>(alarm_step_)},
-            {"points", static_cast<double>(episode_.points)}});
+    std::map<std::string, double> evidence = {{"baseline", base},
+                                              {"level", level},
+                                              {"shift_sigma", episode_side_ * change / sigma},
+                                              {"ratio", base != 0 ? level / base : NaN},
+                                              {"alarm_step", static_cast<double>(alarm_step_)},
+                                              {"points", static_cast<double>(episode_.points)}};
+    if (!confirm(evidence)) return;
+    report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
   }
   AdaptiveReference ref_;
   Cusum cusum_;
@@ -227,7 +240,7 @@ class Spike final : public Detector {
  public:
   explicit Spike(const DetectorSpec& s) : Detector(s) {
     ref_.configure(static_cast<int>(s.param("warmup", 50)), s.param("adapt_rate", 0.02),
-                   s.param("min_relative_scale", 0.0), s.param("min_scale", 1e-12));
+                   s.param("min_relative_scale", 0.0), s.param("min_scale", 1e-12), s.param("trend_rate", 0.0));
     threshold_ = s.param("threshold", 6.0);
     min_points_ = static_cast<int64_t>(s.param("min_points", 1));
     max_points_ = static_cast<int64_t>(s.param("max_points", 10));
@@ -251,14 +264,15 @@ class Spike final : public Detector {
     }
     double z = ref_.z(v);
     bool anomalous = std::fabs(z) >= threshold_ && direction_allows(sign_, z) &&
-                     std::fabs(v - ref_.level()) >= min_change_;
+                     std::fabs(v - ref_.forecast()) >= min_change_;
     if (anomalous) {
       if (!episode_.open) {
         episode_.begin(step);
-        baseline_ = ref_.level();
+        baseline_ = ref_.forecast();
         scale_ = ref_.scale();
       }
       episode_.add(step, raw, std::fabs(z));
+      ref_.advance();
       return;
     }
     if (episode_.open) close();
@@ -425,80 +439,35 @@ class Threshold final : public Detector {
 };
 
 // ------------------------------------------------------------------------------------------------ controller
-// An adaptive KL controller raises its coefficient while KL is above target and lowers it while below. The
-// detector finds stretches where KL stays outside target x (1 +- tolerance) for min_points while the coefficient
-// moved by less than coef_min_relative_change in the corrective direction. The target is `target` when > 0,
-// otherwise the median KL of the first `warmup` points (the level the controller was holding).
-class Controller final : public Detector {
+// An adaptive KL controller raises its coefficient while KL is above target, and KL follows. The failure: KL shifts
+// to a new level (a level_shift on the first input, with all of its parameters) and stays there although the
+// coefficient (second input) rose by at least coef_min_relative_change between the shift's onset and the point
+// where the episode is judged: the penalty no longer restrains the policy. A fixed coefficient (GRPO's beta, or
+// no controller) never rises, so a KL shift alone is the kl_level_shift detector's finding, not this one.
+class Controller final : public LevelShift {
  public:
-  explicit Controller(const DetectorSpec& s) : Detector(s) {
-    warmup_ = static_cast<size_t>(std::max(3.0, s.param("warmup", 50)));
-    given_target_ = s.param("target", 0.0);
-    tolerance_ = s.param("tolerance", 0.5);
-    min_band_ = s.param("min_target_band", 0.0);
-    min_points_ = static_cast<int64_t>(s.param("min_points", 30));
-    coef_min_change_ = s.param("coef_min_relative_change", 0.05);
-    warm_.reserve(warmup_);
+  explicit Controller(const DetectorSpec& s)
+      : LevelShift(s), coef_min_change_(s.param("coef_min_relative_change", 0.05)) {}
+
+ protected:
+  void before_update(const double* x) override {
+    double coef = x[1];
+    if (!std::isfinite(coef)) return;
+    if (change_may_start_here() || !std::isfinite(coef_start_)) coef_start_ = coef;
+    coef_last_ = coef;
   }
-  void reset() override {
-    finish();
-    warm_.clear();
-    target_ = given_target_;
+  bool confirm(std::map<std::string, double>& evidence) override {
+    double rel = coef_start_ > 0 ? coef_last_ / coef_start_ - 1 : NaN;
+    if (!(rel >= coef_min_change_)) return false;
+    evidence["coef_start"] = coef_start_;
+    evidence["coef_end"] = coef_last_;
+    evidence["coef_relative_change"] = rel;
+    return true;
   }
-  void observe(int64_t step, const double* x) override {
-    double kl = x[0], coef = x[1];
-    if (!std::isfinite(kl) || !std::isfinite(coef)) return;
-    if (target_ <= 0) {
-      warm_.push_back(kl);
-      if (warm_.size() < warmup_) return;
-      double sigma = 0;
-      median_and_sigma(warm_, target_, sigma);
-      warm_.clear();
-      if (target_ <= 0) target_ = NaN;  // no usable target: stay quiet
-      return;
-    }
-    if (std::isnan(target_)) return;
-    double band = std::max(tolerance_ * target_, min_band_);
-    int side = kl > target_ + band ? 1 : kl < target_ - band ? -1 : 0;
-    if (side != 0 && side == side_) {
-      episode_.add(step, kl, side * (kl - target_));
-      coef_last_ = coef;
-      return;
-    }
-    close();
-    if (side != 0) {
-      side_ = side;
-      episode_.begin(step);
-      episode_.add(step, kl, side * (kl - target_));
-      coef_start_ = coef_last_ = coef;
-    }
-  }
-  void finish() override { close(); }
 
  private:
-  void close() {
-    if (side_ == 0) return;
-    int side = side_;
-    side_ = 0;
-    episode_.open = false;
-    if (episode_.points < min_points_) return;
-    double rel = coef_start_ != 0 ? (coef_last_ - coef_start_) / std::fabs(coef_start_) : 0;
-    if (side * rel >= coef_min_change_) return;  // the controller did respond
-    report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value,
-           {{"target", target_},
-            {"kl_mean", episode_.mean()},
-            {"coef_start", coef_start_},
-            {"coef_end", coef_last_},
-            {"coef_relative_change", rel},
-            {"points", static_cast<double>(episode_.points)}});
-  }
-  size_t warmup_;
-  std::vector<double> warm_;
-  double given_target_, target_ = 0, tolerance_, min_band_, coef_min_change_;
-  int64_t min_points_;
-  int side_ = 0;
-  Episode episode_;
-  double coef_start_ = 0, coef_last_ = 0;
+  double coef_min_change_;
+  double coef_start_ = NaN, coef_last_ = NaN;
 };
 
 // ------------------------------------------------------------------------------------------------ co_trend
@@ -857,6 +826,7 @@ const std::vector<KindOption>& kind_options(const std::string& kind) {
   static const std::map<std::string, std::vector<KindOption>> table = {
       {"level_shift", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}}},
       {"spike", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}}},
+      {"controller", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}}},
       {"drift", {{"direction", DIRECTIONS}}},
       {"flat", {{"direction", DIRECTIONS}}},
       {"co_trend", {{"other_direction", {"up", "down"}}}},
