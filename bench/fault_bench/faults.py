@@ -57,6 +57,13 @@ def _sustained_end(run, rng, i0, lo=150, hi=600):
     return min(run.n - 1, i0 + int(rng.integers(lo, hi)))
 
 
+def _ramp_length(run, rng, i0, lo=150, hi=600):
+    """Steps a gradual fault takes to reach its full magnitude: 150-600, but never more than the steps left, so the
+    magnitude on the label is one the run actually reaches (a drift cut off at 1.2x by the end of the run would be a
+    label no detector could honestly confirm)."""
+    return max(1, min(int(rng.integers(lo, hi)), run.n - 1 - i0))
+
+
 def _scale_window(run, name, i0, i1, factor):
     run.metrics[name][i0:i1 + 1] *= factor
     run.baseline[name][i0:i1 + 1] *= factor
@@ -101,7 +108,7 @@ def _kl_controller_off_target(run, rng, i0, mag):
 def _kl_drift(run, rng, i0, mag):
     """KL walks away from the reference: multiplied by 1 + (mag - 1) * (t / D)^p, p in {1, 2}, from i0 to the end
     (a runaway does not come back on its own)."""
-    length = int(rng.integers(150, 600))
+    length = _ramp_length(run, rng, i0)
     power = float(rng.choice([1.0, 2.0]))
     t = np.clip((np.arange(run.n) - i0) / length, 0.0, None)
     factor = 1.0 + (mag - 1.0) * t ** power
@@ -131,7 +138,7 @@ def _entropy_surge(run, rng, i0, mag):
 # -------------------------------------------------------------------------------------------------------- reward
 def _reward_hacking_length(run, rng, i0, mag):
     """Reward climbs together with response length (length exploitation); KL creeps up with them."""
-    length = int(rng.integers(150, 600))
+    length = _ramp_length(run, rng, i0)
     cap = run.params["max_length"]
     r = np.clip((np.arange(run.n) - i0) / length, 0.0, 1.0)[i0:]
     level = _level(run, "response/length_mean", i0)
@@ -152,7 +159,7 @@ def _reward_hacking_length(run, rng, i0, mag):
 
 def _reward_hacking_gold(run, rng, i0, mag):
     """The proxy reward keeps improving while the held-out (gold) reward falls by `mag` gold-noise sigmas."""
-    length = int(rng.integers(150, 600))
+    length = _ramp_length(run, rng, i0)
     r = np.clip((np.arange(run.n) - i0) / length, 0.0, 1.0)[i0:]
     gold = run.metrics[GOLD_REWARD]
     gold[i0:] -= mag * _sigma(run, GOLD_REWARD, i0) * r
