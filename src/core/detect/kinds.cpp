@@ -130,6 +130,7 @@ class LevelShift : public Detector {
     double raw = x[0];
     double v = transformed(log_, raw);
     if (std::isnan(v)) return;
+    if (pending_) follow_pending(step, v);
     if (!ref_.armed()) {
       ref_.warm_up(v);
       return;
@@ -141,6 +142,7 @@ class LevelShift : public Detector {
     if (side_ == 0) {
       bool up = cusum_.up > h_ && sign_ >= 0, down = cusum_.down > h_ && sign_ <= 0;
       if (up || down) {
+        emit_pending();
         side_ = up ? 1 : -1;
         episode_.begin(side_ > 0 ? cusum_.up_start : cusum_.down_start);
         reached_ = 0;
@@ -178,7 +180,10 @@ class LevelShift : public Detector {
       }
     }
   }
-  void finish() override { close(); }
+  void finish() override {
+    close();
+    emit_pending();
+  }
 
  protected:
   // Hooks for kinds that add a condition on other inputs: called with each scored point's inputs before the CUSUM
@@ -218,7 +223,33 @@ class LevelShift : public Detector {
                                               {"alarm_step", static_cast<double>(alarm_step_)},
                                               {"points", static_cast<double>(episode_.points)}};
     if (!confirm(evidence)) return;
-    report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
+    if (rearm_after_ <= 0) {
+      report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
+      return;
+    }
+    // Re-armed: the finding waits while the metric stays at least half-way to the level it reached, so its end
+    // step says how long the shift lasted, not when it was judged.
+    pending_ = true;
+    pending_episode_ = episode_;
+    pending_evidence_ = std::move(evidence);
+    tail_base_ = baseline_;
+    tail_side_ = episode_side_;
+    tail_threshold_ = change / 2;
+    tail_smoothed_ = smoothed_;
+  }
+  void follow_pending(int64_t step, double v) {
+    tail_smoothed_ += LEVEL_SMOOTHING * (v - tail_smoothed_);
+    if (tail_side_ * (tail_smoothed_ - tail_base_) >= tail_threshold_) {
+      pending_episode_.end = step;
+    } else {
+      emit_pending();
+    }
+  }
+  void emit_pending() {
+    if (!pending_) return;
+    pending_ = false;
+    report(pending_episode_.onset, pending_episode_.end, pending_episode_.peak_step, pending_episode_.peak_value,
+           std::move(pending_evidence_));
   }
   AdaptiveReference ref_;
   Cusum cusum_;
@@ -229,6 +260,12 @@ class LevelShift : public Detector {
   bool log_;
   int side_ = 0, episode_side_ = 0;
   double baseline_ = 0, scale_ = 1, smoothed_ = 0, reached_ = 0;
+  // A judged finding of a re-armed detector, held while the shift lasts.
+  bool pending_ = false;
+  Episode pending_episode_;
+  std::map<std::string, double> pending_evidence_;
+  int tail_side_ = 0;
+  double tail_base_ = 0, tail_threshold_ = 0, tail_smoothed_ = 0;
   int64_t alarm_step_ = 0;
 };
 
