@@ -34,7 +34,6 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"co_trend", {"reference_points", "window", "proxy_min_sigma", "other_min_relative_change", "other_min_sigma",
                     "min_points"}},
       {"flat", {"reference_points", "window", "flat_ratio", "min_move_sigma", "min_scale", "min_points"}},
-      {"trend", {"window", "min_relative_growth", "min_up_fraction", "min_points"}},
       {"zero_variance_groups", {"group_size", "margin", "fallback_threshold", "min_points"}},
       {"schedule_jump", {"jump_fraction", "smooth_window", "smooth_fraction"}},
       {"non_finite", {}},
@@ -671,69 +670,6 @@ class Flat final : public Detector {
   double window_sd_ = 0, window_mean_ = 0;
 };
 
-// ------------------------------------------------------------------------------------------------ trend
-// Steady growth (a leak): over the trailing window the newer half's mean exceeds the older half's by at least
-// min_relative_growth of the older level, and at least min_up_fraction of the steps in the window went up.
-class Trend final : public Detector {
- public:
-  explicit Trend(const DetectorSpec& s) : Detector(s) {
-    int w = static_cast<int>(s.param("window", 100));
-    window_.configure(w);
-    ups_.configure(w);
-    min_growth_ = s.param("min_relative_growth", 0.1);
-    min_up_ = s.param("min_up_fraction", 0.6);
-    sustained_.configure(static_cast<int64_t>(s.param("min_points", 10)), 0);
-  }
-  void reset() override {
-    finish();
-    window_.reset();
-    ups_.reset();
-    have_last_ = false;
-  }
-  void observe(int64_t step, const double* x) override {
-    double v = x[0];
-    if (!std::isfinite(v)) return;
-    if (have_last_) ups_.push(v > last_ ? 1.0 : 0.0, step);
-    last_ = v;
-    have_last_ = true;
-    window_.push(v, step);
-    if (!window_.full() || !ups_.full()) return;
-    double older = window_.older_mean();
-    double growth = older != 0 ? (window_.newer_mean() - older) / std::fabs(older) : NaN;
-    double up_fraction = ups_.mean();
-    bool anomalous = growth >= min_growth_ && up_fraction >= min_up_;
-    if (anomalous && !sustained_.episode().open) {
-      onset_ = window_.step_from_oldest(0);
-      start_level_ = window_.at_from_oldest(0);
-      growth_ = growth;
-      up_fraction_ = up_fraction;
-    }
-    if (sustained_.feed(step, anomalous, v, v)) emit();
-  }
-  void finish() override {
-    if (sustained_.close()) emit();
-  }
-
- private:
-  void emit() {
-    const Episode& e = sustained_.episode();
-    double span = static_cast<double>(std::max<int64_t>(e.end - onset_, 1));
-    report(onset_, e.end, e.peak_step, e.peak_value,
-           {{"start_level", start_level_},
-            {"end_level", e.peak_value},
-            {"window_growth", growth_},
-            {"up_fraction", up_fraction_},
-            {"growth_per_step", (e.peak_value - start_level_) / span}});
-  }
-  RingWindow window_, ups_;
-  double min_growth_, min_up_;
-  Sustained sustained_;
-  double last_ = 0;
-  bool have_last_ = false;
-  int64_t onset_ = 0;
-  double start_level_ = 0, growth_ = 0, up_fraction_ = 0;
-};
-
 // ------------------------------------------------------------------------------------------------ zero_variance_groups
 // GRPO learns nothing from a group whose rewards are all equal. With binary rewards at success rate p and groups of
 // G samples, a fraction p^G + (1-p)^G of groups is expected to be uniform by chance alone; the detector fires when
@@ -891,7 +827,6 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
   if (k == "controller") return std::make_unique<Controller>(spec);
   if (k == "co_trend") return std::make_unique<CoTrend>(spec);
   if (k == "flat") return std::make_unique<Flat>(spec);
-  if (k == "trend") return std::make_unique<Trend>(spec);
   if (k == "zero_variance_groups") return std::make_unique<ZeroVarianceGroups>(spec);
   if (k == "schedule_jump") return std::make_unique<ScheduleJump>(spec);
   return nullptr;  // non_finite is run by the scan driver over every series
