@@ -66,6 +66,9 @@ def _gold(run, rng, progress, eval_every, gain):
     s = run.steps
     gold = run.add(rng, GOLD_REWARD, _u(rng, -0.5, 0.5) + gain * _u(rng, 0.4, 0.9) * progress, gain * 0.03,
                    phi=0.0, df=8)
+    # Every step's value is kept for fault injectors (a gold fault may need a denser eval cadence); the log has
+    # only the eval steps.
+    run.params["gold_every_step"] = gold.copy()
     gold[s % eval_every != 0] = np.nan
 
 

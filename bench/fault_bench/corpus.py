@@ -17,7 +17,7 @@ from .labels import RunLabels, read_labels
 
 MANIFEST_SCHEMA = "rldk.fault_bench.manifest/v1"
 # Bump when the generator's output changes, so a corpus written by an older generator is rebuilt, not reused.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 # Run lengths in steps. Short runs dominate faulty cases (cheap, and the hardest: little baseline before the
 # onset); clean runs include long ones, where false alarms accumulate.

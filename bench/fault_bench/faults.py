@@ -157,12 +157,23 @@ def _reward_hacking_length(run, rng, i0, mag):
                                                                  "reward_saturation"]
 
 
+# A run with a gold fault evaluates at least this often: a held-out metric logged a handful of times per run cannot
+# show a decline, so such a label could not be confirmed from the log by any detector.
+GOLD_FAULT_MAX_EVAL_EVERY = 50
+
+
 def _reward_hacking_gold(run, rng, i0, mag):
-    """The proxy reward keeps improving while the held-out (gold) reward falls by `mag` gold-noise sigmas."""
+    """Over-optimisation: from the onset the held-out (gold) reward stops improving and falls by `mag` gold-noise
+    sigmas while the proxy reward keeps improving (3 proxy sigmas more)."""
     length = _ramp_length(run, rng, i0)
     r = np.clip((np.arange(run.n) - i0) / length, 0.0, 1.0)[i0:]
-    gold = run.metrics[GOLD_REWARD]
+    every = min(run.params["eval_every"], GOLD_FAULT_MAX_EVAL_EVERY)
+    gold = run.params["gold_every_step"].copy()
+    trend = run.baseline[GOLD_REWARD]
+    gold[i0:] -= trend[i0:] - trend[i0]  # the natural improvement stops at the onset
     gold[i0:] -= mag * _sigma(run, GOLD_REWARD, i0) * r
+    gold[run.steps % every != 0] = np.nan
+    run.metrics[GOLD_REWARD] = gold
     run.metrics["reward/mean"][i0:] += 3.0 * _sigma(run, "reward/mean", i0) * r
     if run.algorithm == "grpo":
         np.clip(run.metrics["reward/mean"], 0.0, 1.0, out=run.metrics["reward/mean"])

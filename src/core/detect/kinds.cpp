@@ -19,6 +19,15 @@ void median_and_sigma(std::vector<double>& v, double& median, double& sigma) {
   sigma = MAD_TO_SIGMA * *mid;
 }
 
+double difference_noise(std::vector<double>& v) {
+  if (v.size() < 3) return 0;
+  for (size_t i = 0; i + 1 < v.size(); ++i) v[i] = v[i + 1] - v[i];
+  v.pop_back();
+  double median = 0, sigma = 0;
+  median_and_sigma(v, median, sigma);
+  return sigma / std::sqrt(2.0);
+}
+
 namespace {
 
 const std::map<std::string, std::vector<std::string>>& parameter_table() {
@@ -34,6 +43,8 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"co_trend", {"reference_points", "window", "proxy_min_sigma", "other_min_relative_change", "other_min_sigma",
                     "min_points"}},
       {"flat", {"reference_points", "window", "flat_ratio", "min_move_sigma", "min_scale", "min_points"}},
+      {"heldout_decline", {"proxy_reference_points", "proxy_rate", "min_evals", "heldout_min_drop_sigma",
+                           "proxy_min_rise_sigma", "min_points"}},
       {"zero_variance_groups", {"group_size", "margin", "fallback_threshold", "min_points"}},
       {"schedule_jump", {"jump_fraction", "smooth_window", "smooth_fraction"}},
       {"non_finite", {}},
@@ -510,7 +521,7 @@ class Controller final : public LevelShift {
 // Two inputs moving together in a bad way over a trailing window: the proxy (first input) rises by at least
 // proxy_min_sigma reference sigmas between the older and newer half of the window, while the other input moves in
 // other_direction by at least other_min_relative_change of its older-half level (when > 0) or other_min_sigma of
-// its reference sigmas. Reference sigmas are the robust spread of the first reference_points values.
+// its reference sigmas. Reference sigmas are difference_noise of the first reference_points values.
 class CoTrend final : public Detector {
  public:
   explicit CoTrend(const DetectorSpec& s) : Detector(s) {
@@ -539,9 +550,10 @@ class CoTrend final : public Detector {
       ref_proxy_.push_back(p);
       ref_other_.push_back(o);
       if (ref_proxy_.size() == ref_points_) {
-        double m = 0;
-        median_and_sigma(ref_proxy_, m, proxy_sigma_);
-        median_and_sigma(ref_other_, m, other_sigma_);
+        // Noise from point-to-point differences: the reference stretch is often already trending (reward rising
+        // early in a run), and the spread of the values themselves would count that trend as noise.
+        proxy_sigma_ = difference_noise(ref_proxy_);
+        other_sigma_ = difference_noise(ref_other_);
         armed_ = proxy_sigma_ > 0;
         ref_proxy_.clear();
         ref_other_.clear();
@@ -594,8 +606,8 @@ class CoTrend final : public Detector {
 // ------------------------------------------------------------------------------------------------ flat
 // A metric that stops moving: the trailing window's standard deviation falls below flat_ratio x the reference
 // noise, while its mean sits at least min_move_sigma reference noises away from the reference mean (0: anywhere).
-// Reference noise is the robust spread of first differences over the first reference_points values, divided by
-// sqrt(2): a trend during the reference does not inflate it. A metric flat from the start is not an episode.
+// Reference noise is difference_noise of the first reference_points values: a trend during the reference does
+// not inflate it. A metric flat from the start is not an episode.
 class Flat final : public Detector {
  public:
   explicit Flat(const DetectorSpec& s) : Detector(s) {
@@ -622,11 +634,7 @@ class Flat final : public Detector {
         double sum = 0;
         for (double e : reference_) sum += e;
         ref_mean_ = sum / static_cast<double>(reference_.size());
-        for (size_t i = 0; i + 1 < reference_.size(); ++i) reference_[i] = reference_[i + 1] - reference_[i];
-        reference_.pop_back();
-        double median = 0;
-        median_and_sigma(reference_, median, noise_);
-        noise_ /= std::sqrt(2.0);
+        noise_ = difference_noise(reference_);
         armed_ = noise_ > min_scale_;
         reference_.clear();
       }
@@ -668,6 +676,107 @@ class Flat final : public Detector {
   int sign_;
   int64_t onset_ = 0;
   double window_sd_ = 0, window_mean_ = 0;
+};
+
+// ------------------------------------------------------------------------------------------------ heldout_decline
+// Over-optimisation of a proxy: a held-out metric where higher is better (second input: eval reward, gold reward,
+// eval accuracy), logged only at eval steps, falls below its best while the proxy (first input, logged every step)
+// keeps rising. The driver carries the held-out value forward between evals, so a new eval is a value that
+// differs from the previous one. At each eval, once min_evals are in: the drop from the best earlier eval is
+// compared with the eval-to-eval noise (robust spread of second differences of the first 64 evals, / sqrt 6), and the proxy's rise since that
+// best eval (an exponentially weighted level at proxy_rate) with the proxy's early noise (difference_noise of its
+// first proxy_reference_points values). An episode is min_points consecutive evals that both hold; its onset is the
+// first of them (the decline began between the best eval and it).
+class HeldoutDecline final : public Detector {
+ public:
+  explicit HeldoutDecline(const DetectorSpec& s) : Detector(s) {
+    proxy_ref_points_ = static_cast<size_t>(std::max(3.0, s.param("proxy_reference_points", 50)));
+    proxy_rate_ = s.param("proxy_rate", 0.05);
+    min_evals_ = static_cast<size_t>(std::max(3.0, s.param("min_evals", 4)));
+    drop_sigma_ = s.param("heldout_min_drop_sigma", 3);
+    rise_sigma_ = s.param("proxy_min_rise_sigma", 2);
+    sustained_.configure(static_cast<int64_t>(s.param("min_points", 2)), 0);
+    proxy_ref_.reserve(proxy_ref_points_);
+  }
+  void reset() override {
+    finish();
+    proxy_ref_.clear();
+    evals_.clear();
+    eval_count_ = 0;
+    proxy_sigma_ = 0;
+    have_proxy_ = false;
+    best_ = NaN;
+  }
+  void observe(int64_t step, const double* x) override {
+    double proxy = x[0], heldout = x[1];
+    if (std::isfinite(proxy)) {
+      proxy_level_ = have_proxy_ ? proxy_level_ + proxy_rate_ * (proxy - proxy_level_) : proxy;
+      have_proxy_ = true;
+      if (proxy_sigma_ <= 0 && proxy_ref_.size() < proxy_ref_points_) {
+        proxy_ref_.push_back(proxy);
+        if (proxy_ref_.size() == proxy_ref_points_) proxy_sigma_ = difference_noise(proxy_ref_);
+      }
+    }
+    if (!std::isfinite(heldout) || !have_proxy_) return;
+    if (eval_count_ > 0 && heldout == last_eval_) return;  // carried forward: no new eval
+    last_eval_ = heldout;
+    ++eval_count_;
+    if (evals_.size() < NOISE_EVALS) {
+      evals_.push_back(heldout);
+      // Second differences: evals are far apart, so the metric's own improvement between evals is large next to
+      // its noise; a second difference cancels a locally linear trend (and has 6 x the variance of the noise).
+      scratch_.clear();
+      for (size_t i = 2; i < evals_.size(); ++i) scratch_.push_back(evals_[i] - 2 * evals_[i - 1] + evals_[i - 2]);
+      double median = 0;
+      if (scratch_.size() >= 2) {
+        median_and_sigma(scratch_, median, eval_sigma_);
+        eval_sigma_ /= std::sqrt(6.0);
+      }
+    }
+    bool anomalous = false;
+    if (eval_count_ >= min_evals_ && proxy_sigma_ > 0 && std::isfinite(best_)) {
+      double eval_sigma = eval_sigma_;
+      double drop = best_ - heldout, rise = proxy_level_ - proxy_at_best_;
+      anomalous = eval_sigma > 0 && drop >= drop_sigma_ * eval_sigma && rise >= rise_sigma_ * proxy_sigma_;
+      if (anomalous && !sustained_.episode().open) {
+        evidence_ = {{"best_heldout", best_},
+                     {"best_step", static_cast<double>(best_step_)},
+                     {"heldout_value", heldout},
+                     {"drop_sigma", drop / eval_sigma},
+                     {"proxy_rise_sigma", rise / proxy_sigma_},
+                     {"eval_noise", eval_sigma}};
+      }
+    }
+    if (sustained_.feed(step, anomalous, heldout, best_ - heldout)) emit();
+    if (!std::isfinite(best_) || heldout > best_) {
+      best_ = heldout;
+      best_step_ = step;
+      proxy_at_best_ = proxy_level_;
+    }
+  }
+  void finish() override {
+    if (sustained_.close()) emit();
+  }
+
+ private:
+  void emit() {
+    const Episode& e = sustained_.episode();
+    std::map<std::string, double> evidence = evidence_;
+    evidence["evals"] = static_cast<double>(e.points);
+    evidence["lowest_heldout"] = e.peak_value;
+    report(e.onset, e.end, e.peak_step, e.peak_value, std::move(evidence));
+  }
+  // The eval-to-eval noise is estimated from the first NOISE_EVALS evals (memory stays fixed on long runs).
+  static constexpr size_t NOISE_EVALS = 64;
+  size_t proxy_ref_points_, min_evals_, eval_count_ = 0;
+  double proxy_rate_, drop_sigma_, rise_sigma_, last_eval_ = 0, eval_sigma_ = 0;
+  Sustained sustained_;
+  std::vector<double> proxy_ref_, evals_, scratch_;
+  double proxy_sigma_ = 0, proxy_level_ = 0;
+  bool have_proxy_ = false;
+  double best_ = NaN, proxy_at_best_ = 0;
+  int64_t best_step_ = 0;
+  std::map<std::string, double> evidence_;
 };
 
 // ------------------------------------------------------------------------------------------------ zero_variance_groups
@@ -827,6 +936,7 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
   if (k == "controller") return std::make_unique<Controller>(spec);
   if (k == "co_trend") return std::make_unique<CoTrend>(spec);
   if (k == "flat") return std::make_unique<Flat>(spec);
+  if (k == "heldout_decline") return std::make_unique<HeldoutDecline>(spec);
   if (k == "zero_variance_groups") return std::make_unique<ZeroVarianceGroups>(spec);
   if (k == "schedule_jump") return std::make_unique<ScheduleJump>(spec);
   return nullptr;  // non_finite is run by the scan driver over every series

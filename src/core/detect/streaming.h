@@ -21,6 +21,9 @@ inline constexpr double FROZEN_TREND_DAMPING = 0.9;
 
 // Median and 1.4826 x MAD of `v` (reordered in place). v must not be empty.
 void median_and_sigma(std::vector<double>& v, double& median, double& sigma);
+// Noise scale of a series from its point-to-point differences (1.4826 x MAD of the differences / sqrt 2), so a
+// trend does not count as noise. Overwrites v; 0 for fewer than 3 values.
+double difference_noise(std::vector<double>& v);
 
 // The expected level and noise scale of a metric: median/MAD of a warm-up, then exponentially weighted updates
 // with rate `rate`, fed only with points the caller judges in control. Adapting slowly lets it follow trends and
