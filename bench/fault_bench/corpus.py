@@ -31,7 +31,7 @@ class CorpusSize:
     clean_steps: int  # total steps of clean runs, at least
 
 
-FULL = CorpusSize(runs_per_fault=10, clean_steps=110_000)
+FULL = CorpusSize(runs_per_fault=30, clean_steps=330_000)
 QUICK = CorpusSize(runs_per_fault=3, clean_steps=25_000)
 
 

@@ -129,11 +129,14 @@ class LevelShift : public Detector {
     rearm_after_ = static_cast<int64_t>(s.param("rearm_after", 0));
     sign_ = direction_sign(s);
     log_ = s.option("transform", "none") == "log";
+    lookback_.configure(LOOKBACK);
+    episode_z_.reserve(EPISODE_Z_CAP);
   }
   void reset() override {
     finish();
     ref_.reset();
     cusum_.reset();
+    lookback_.reset();
     side_ = 0;
   }
   void observe(int64_t step, const double* x) override {
@@ -150,11 +153,17 @@ class LevelShift : public Detector {
     double z = std::clamp(raw_z, -z_clip_, z_clip_);
     cusum_.update(z, k_, step);
     if (side_ == 0) {
+      lookback_.push(z, step);
+    } else if (static_cast<size_t>(episode_z_.size()) < EPISODE_Z_CAP) {
+      episode_z_.push_back(z);
+    }
+    if (side_ == 0) {
       bool up = cusum_.up > h_ && sign_ >= 0, down = cusum_.down > h_ && sign_ <= 0;
       if (up || down) {
         emit_pending();
         side_ = up ? 1 : -1;
         episode_.begin(side_ > 0 ? cusum_.up_start : cusum_.down_start);
+        episode_z_.clear();
         reached_ = 0;
         baseline_ = ref_.forecast();
         scale_ = ref_.scale();
@@ -187,6 +196,7 @@ class LevelShift : public Detector {
         close();
         cusum_.reset();
         ref_.reset();
+        lookback_.reset();
       }
     }
   }
@@ -215,6 +225,7 @@ class LevelShift : public Detector {
     if (side_ == 0) return;
     episode_side_ = side_;
     side_ = 0;
+    refine_onset();
     // The change is how far the smoothed level got from the baseline (working units): a slow approach to a new
     // level, or a shift that later recovers, is judged on the level it reached, not on the episode's average.
     double change = reached_;
@@ -247,6 +258,31 @@ class LevelShift : public Detector {
     tail_threshold_ = change / 2;
     tail_smoothed_ = smoothed_;
   }
+  // The CUSUM's change time is where the side last left zero; noise that kept it above zero before the change
+  // dates it too early. With the points after the alarm in hand, the onset is re-estimated as the maximum-likelihood
+  // change point of a mean shift in z: the candidate t in [CUSUM start, alarm] maximising S(t)^2 / n(t), where S(t)
+  // is the sum of z from t to the last point seen and n(t) the number of those points.
+  void refine_onset() {
+    int count = lookback_.size();
+    double suffix = 0;
+    for (double z : episode_z_) suffix += z;
+    int64_t after = static_cast<int64_t>(episode_z_.size());
+    double best = -1;
+    int64_t best_step = episode_.onset;
+    for (int i = count - 1; i >= 0; --i) {
+      int64_t step = lookback_.step_from_oldest(i);
+      if (step < episode_.onset) break;
+      suffix += lookback_.at_from_oldest(i);
+      ++after;
+      double signed_sum = episode_side_ * suffix;
+      double stat = signed_sum > 0 ? signed_sum * signed_sum / static_cast<double>(after) : 0;
+      if (stat > best) {
+        best = stat;
+        best_step = step;
+      }
+    }
+    episode_.onset = best_step;
+  }
   void follow_pending(int64_t step, double v) {
     tail_smoothed_ += LEVEL_SMOOTHING * (v - tail_smoothed_);
     if (tail_side_ * (tail_smoothed_ - tail_base_) >= tail_threshold_) {
@@ -270,6 +306,11 @@ class LevelShift : public Detector {
   bool log_;
   int side_ = 0, episode_side_ = 0;
   double baseline_ = 0, scale_ = 1, smoothed_ = 0, reached_ = 0;
+  // z of the last LOOKBACK points before an alarm and of the episode's first EPISODE_Z_CAP points, for the onset.
+  static constexpr int LOOKBACK = 128;
+  static constexpr size_t EPISODE_Z_CAP = 256;
+  RingWindow lookback_;
+  std::vector<double> episode_z_;
   // A judged finding of a re-armed detector, held while the shift lasts.
   bool pending_ = false;
   Episode pending_episode_;

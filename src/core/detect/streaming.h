@@ -32,7 +32,7 @@ double difference_noise(std::vector<double>& v);
 // metric that is nearly constant during the warm-up would otherwise turn any wiggle into an alarm.
 //
 // With trend_rate > 0 the reference also carries a slope (Holt's linear method in error-correction form): the
-// warm-up is a least-squares line, each point is compared with the one-step forecast level + slope, and the slope
+// warm-up is fitted with least-squares lines (see fit_line), each point is compared with the one-step forecast level + slope, and the slope
 // learns from forecast errors at rate x trend_rate. A metric that moves smoothly (KL growing as the policy leaves
 // its reference, entropy decaying) is then followed instead of read as a shift, while a step still shows as a run
 // of large forecast errors. While frozen, the forecast keeps extrapolating the slope.
@@ -50,6 +50,7 @@ class AdaptiveReference {
     warm_.clear();
     armed_ = false;
     trend_ = 0;
+    bias_ = 0;
   }
   bool armed() const { return armed_; }
   // Collects a warm-up value; true once the reference is ready (the value that arms it is not scored).
@@ -58,7 +59,7 @@ class AdaptiveReference {
     if (static_cast<int>(warm_.size()) < warmup_) return false;
     double median = 0, sigma = 0;
     if (trend_rate_ > 0) {
-      fit_line();  // sets level_ (the line at the last warm-up point) and trend_, and leaves residuals in warm_
+      fit_line();  // sets level_ and trend_, and leaves the residuals of the whole warm-up in warm_
       median_and_sigma(warm_, median, sigma);
     } else {
       median_and_sigma(warm_, median, sigma);
@@ -74,12 +75,15 @@ class AdaptiveReference {
   // The level expected at the next point.
   double forecast() const { return level_ + trend_; }
   double z(double x) const { return (x - forecast()) / scale(); }
+  // With a slope, the scale learns from errors around their own running mean: a trend-following forecast lags a
+  // curving metric for a while and makes errors of one sign, and that bias is not noise.
   void learn(double x) {
     double f = forecast();
     double error = x - f;
     level_ = f + rate_ * error;
     trend_ += rate_ * trend_rate_ * error;
-    sigma_ += rate_ * (MEAN_ABS_TO_SIGMA * std::fabs(error) - sigma_);
+    if (trend_rate_ > 0) bias_ += rate_ * (error - bias_);
+    sigma_ += rate_ * (MEAN_ABS_TO_SIGMA * std::fabs(error - bias_) - sigma_);
   }
   // A point the caller does not learn from: the forecast moves on along the slope, damped (x0.9 per point) so that
   // a slope learned from noise cannot carry a frozen forecast far from the data.
@@ -97,20 +101,29 @@ class AdaptiveReference {
   double floor_scale(double s) const {
     return std::max({s, min_scale_, min_relative_scale_ * std::fabs(level_)});
   }
-  // Least-squares line through the warm-up (x = 0..n-1); replaces warm_ with the residuals.
-  void fit_line() {
-    double n = static_cast<double>(warm_.size()), mean_x = (n - 1) / 2, mean_y = 0;
-    for (double y : warm_) mean_y += y;
+  // Least-squares line through warm_[from..n-1] (x = index): its value at the last point and its slope.
+  void line(size_t from, double& end_value, double& slope) const {
+    double n = static_cast<double>(warm_.size() - from), mean_x = static_cast<double>(from) + (n - 1) / 2, mean_y = 0;
+    for (size_t i = from; i < warm_.size(); ++i) mean_y += warm_[i];
     mean_y /= n;
     double sxy = 0, sxx = 0;
-    for (size_t i = 0; i < warm_.size(); ++i) {
+    for (size_t i = from; i < warm_.size(); ++i) {
       double dx = static_cast<double>(i) - mean_x;
       sxy += dx * (warm_[i] - mean_y);
       sxx += dx * dx;
     }
-    trend_ = sxx > 0 ? sxy / sxx : 0;
-    for (size_t i = 0; i < warm_.size(); ++i) warm_[i] -= mean_y + trend_ * (static_cast<double>(i) - mean_x);
-    level_ = mean_y + trend_ * (n - 1 - mean_x);
+    slope = sxx > 0 ? sxy / sxx : 0;
+    end_value = mean_y + slope * (static_cast<double>(warm_.size() - 1) - mean_x);
+  }
+  // The scale comes from the residuals of a line through the whole warm-up; the level and slope the forecast
+  // starts from, from a line through its second half: early curves (KL leaving zero, entropy falling fast)
+  // decelerate, and the whole warm-up's slope would overshoot. Replaces warm_ with the residuals.
+  void fit_line() {
+    double end_all = 0, slope_all = 0;
+    line(0, end_all, slope_all);
+    line(warm_.size() / 2, level_, trend_);
+    double last = static_cast<double>(warm_.size() - 1);
+    for (size_t i = 0; i < warm_.size(); ++i) warm_[i] -= end_all - slope_all * (last - static_cast<double>(i));
   }
   int warmup_ = 30;
   double rate_ = 0.02, trend_rate_ = 0.0;
@@ -118,7 +131,7 @@ class AdaptiveReference {
   double min_scale_ = 1e-12;
   std::vector<double> warm_;
   bool armed_ = false;
-  double level_ = 0, trend_ = 0, sigma_ = 0, initial_level_ = 0, initial_sigma_ = 0;
+  double level_ = 0, trend_ = 0, bias_ = 0, sigma_ = 0, initial_level_ = 0, initial_sigma_ = 0;
 };
 
 // Two-sided tabular CUSUM on standardised values (Page 1954): C+ = max(0, C+ + z - k), C- = max(0, C- - z - k).
