@@ -723,7 +723,8 @@ class Flat final : public Detector {
 // Over-optimisation of a proxy: a held-out metric where higher is better (second input: eval reward, gold reward,
 // eval accuracy), logged only at eval steps, falls below its best while the proxy (first input, logged every step)
 // keeps rising. The driver carries the held-out value forward between evals, so a new eval is a value that
-// differs from the previous one. At each eval, once min_evals are in: the drop from the best earlier eval is
+// differs from the previous one. The held-out level is the median of the last three evals. At each eval, once
+// min_evals are in: the drop of that level from its best earlier value is
 // compared with the eval-to-eval noise (robust spread of second differences of the first 64 evals, / sqrt 6), and the proxy's rise since that
 // best eval (an exponentially weighted level at proxy_rate) with the proxy's early noise (difference_noise of its
 // first proxy_reference_points values). An episode is min_points consecutive evals that both hold; its onset is the
@@ -774,23 +775,27 @@ class HeldoutDecline final : public Detector {
         eval_sigma_ /= std::sqrt(6.0);
       }
     }
+    // The held-out level is the median of the last three evals: one lucky eval must not become a "best" that
+    // every later eval seems to fall from.
+    recent_[eval_count_ % 3] = heldout;
+    double level = eval_count_ >= 3 ? median3(recent_[0], recent_[1], recent_[2]) : heldout;
     bool anomalous = false;
     if (eval_count_ >= min_evals_ && proxy_sigma_ > 0 && std::isfinite(best_)) {
       double eval_sigma = eval_sigma_;
-      double drop = best_ - heldout, rise = proxy_level_ - proxy_at_best_;
+      double drop = best_ - level, rise = proxy_level_ - proxy_at_best_;
       anomalous = eval_sigma > 0 && drop >= drop_sigma_ * eval_sigma && rise >= rise_sigma_ * proxy_sigma_;
       if (anomalous && !sustained_.episode().open) {
         evidence_ = {{"best_heldout", best_},
                      {"best_step", static_cast<double>(best_step_)},
-                     {"heldout_value", heldout},
+                     {"heldout_value", level},
                      {"drop_sigma", drop / eval_sigma},
                      {"proxy_rise_sigma", rise / proxy_sigma_},
                      {"eval_noise", eval_sigma}};
       }
     }
-    if (sustained_.feed(step, anomalous, heldout, best_ - heldout)) emit();
-    if (!std::isfinite(best_) || heldout > best_) {
-      best_ = heldout;
+    if (sustained_.feed(step, anomalous, level, best_ - level)) emit();
+    if (!std::isfinite(best_) || level > best_) {
+      best_ = level;
       best_step_ = step;
       proxy_at_best_ = proxy_level_;
     }
@@ -815,6 +820,8 @@ class HeldoutDecline final : public Detector {
   std::vector<double> proxy_ref_, evals_, scratch_;
   double proxy_sigma_ = 0, proxy_level_ = 0;
   bool have_proxy_ = false;
+  static double median3(double a, double b, double c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
+  double recent_[3] = {0, 0, 0};
   double best_ = NaN, proxy_at_best_ = 0;
   int64_t best_step_ = 0;
   std::map<std::string, double> evidence_;
