@@ -152,10 +152,13 @@ class LevelShift : public Detector {
     double raw_z = ref_.z(v);
     double z = std::clamp(raw_z, -z_clip_, z_clip_);
     cusum_.update(z, k_, step);
+    // The onset refinement reads unclipped z: the clip that keeps one wild point from alarming would also hide how
+    // much larger the points after a change are than the noise before it.
+    double onset_z = std::clamp(raw_z, -ONSET_Z_LIMIT, ONSET_Z_LIMIT);
     if (side_ == 0) {
-      lookback_.push(z, step);
+      lookback_.push(onset_z, step);
     } else if (static_cast<size_t>(episode_z_.size()) < EPISODE_Z_CAP) {
-      episode_z_.push_back(z);
+      episode_z_.push_back(onset_z);
     }
     if (side_ == 0) {
       bool up = cusum_.up > h_ && sign_ >= 0, down = cusum_.down > h_ && sign_ <= 0;
@@ -309,6 +312,7 @@ class LevelShift : public Detector {
   // z of the last LOOKBACK points before an alarm and of the episode's first EPISODE_Z_CAP points, for the onset.
   static constexpr int LOOKBACK = 128;
   static constexpr size_t EPISODE_Z_CAP = 256;
+  static constexpr double ONSET_Z_LIMIT = 1e3;
   RingWindow lookback_;
   std::vector<double> episode_z_;
   // A judged finding of a re-armed detector, held while the shift lasts.
