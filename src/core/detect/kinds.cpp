@@ -194,12 +194,20 @@ class LevelShift : public Detector {
       // Counted once the shift has lasted min_points: a level held, not the echo of one wild point.
       if (episode_.points >= min_points_) reached_ = std::max(reached_, side_ * (smoothed_ - baseline_));
       if (rearm_after_ > 0 && episode_.points >= rearm_after_) {
-        // Judged on rearm_after points; the level reached is the metric's new normal, learned afresh, so a later
-        // change is a finding of its own instead of disappearing inside this one.
+        // Judged on rearm_after points. A confirmed shift: the level reached is the metric's new normal, learned
+        // afresh, so a later change is a finding of its own instead of disappearing inside this one. A rejected
+        // one: the forecast is moved to where the metric is now and keeps its slope and scale, with no blind
+        // warm-up in which a real change could pass unseen.
+        double now = smoothed_;
+        bool pending_before = pending_;
         close();
         cusum_.reset();
-        ref_.reset();
         lookback_.reset();
+        if (pending_ && !pending_before) {
+          ref_.reset();
+        } else {
+          ref_.reanchor(now);
+        }
       }
     }
   }

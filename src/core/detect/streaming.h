@@ -85,6 +85,12 @@ class AdaptiveReference {
     if (trend_rate_ > 0) bias_ += rate_ * (error - bias_);
     sigma_ += rate_ * (MEAN_ABS_TO_SIGMA * std::fabs(error - bias_) - sigma_);
   }
+  // Moves the forecast's level to `level` (slope and scale kept): after a suspected change that did not hold up,
+  // while the reference was frozen and drifted from the data.
+  void reanchor(double level) {
+    level_ = level;
+    bias_ = 0;
+  }
   // A point the caller does not learn from: the forecast moves on along the slope, damped (x0.9 per point) so that
   // a slope learned from noise cannot carry a frozen forecast far from the data.
   void advance() {
