@@ -570,11 +570,31 @@ class Controller final : public LevelShift {
   double coef_start_ = NaN, coef_last_ = NaN;
 };
 
+// Where a ramp starts inside a full window: the index c minimising the squared error of the hinge model
+// a + b * max(0, i - c) (flat, then linear), searched over the window but its last 10 points. O(window^2), for the
+// one call at the start of an episode.
+int hinge_start(const RingWindow& w) {
+  int n = w.size(), best_c = n / 2;
+  double best_sse = INFINITY;
+  for (int c = 0; c + 10 < n; ++c) {
+    double su = 0, sx = 0, suu = 0, sux = 0, sxx = 0;
+    for (int i = 0; i < n; ++i) {
+      double u = std::max(0, i - c), x = w.at_from_oldest(i) - w.at_from_oldest(0);
+      su += u, sx += x, suu += u * u, sux += u * x, sxx += x * x;
+    }
+    double var_u = suu - su * su / n, cov = sux - su * sx / n, var_x = sxx - sx * sx / n;
+    double sse = var_u > 0 ? var_x - cov * cov / var_u : var_x;
+    if (sse < best_sse) best_sse = sse, best_c = c;
+  }
+  return best_c;
+}
+
 // ------------------------------------------------------------------------------------------------ co_trend
 // Two inputs moving together in a bad way over a trailing window: the proxy (first input) rises by at least
 // proxy_min_sigma reference sigmas between the older and newer half of the window, while the other input moves in
 // other_direction by at least other_min_relative_change of its older-half level (when > 0) or other_min_sigma of
-// its reference sigmas. Reference sigmas are difference_noise of the first reference_points values.
+// its reference sigmas. Reference sigmas are difference_noise of the first reference_points values. The onset is
+// where the other input's rise began inside the window (hinge_start).
 class CoTrend final : public Detector {
  public:
   explicit CoTrend(const DetectorSpec& s) : Detector(s) {
@@ -623,7 +643,7 @@ class CoTrend final : public Detector {
                                            : other_sigma_ > 0 && other_sign_ * other_change / other_sigma_ >= other_sigma_min_;
     bool anomalous = proxy_z >= proxy_sigma_min_ && other_moved;
     if (anomalous && !sustained_.episode().open) {
-      onset_ = proxy_.step_from_oldest(proxy_.capacity() / 2);
+      onset_ = other_.step_from_oldest(hinge_start(other_));
       last_proxy_z_ = proxy_z;
       last_other_rel_ = other_rel;
       last_other_sigma_ = other_sigma_ > 0 ? other_change / other_sigma_ : NaN;
