@@ -65,7 +65,15 @@ def test_labels_match_the_injection(fault_name):
         i0, i1 = label.onset_step - 1, label.end_step - 1
         assert 0 < i0 <= i1 < run.n
         for name, values in run.metrics.items():
-            np.testing.assert_array_equal(values[:i0], twin.metrics[name][:i0], err_msg=name)
+            before, twin_before = values[:i0], twin.metrics[name][:i0]
+            if fault_name == "reward_hacking_gold" and name == algorithms.GOLD_REWARD:
+                # A gold-fault run is evaluated at least every GOLD_FAULT_MAX_EVAL_EVERY steps from the start; the
+                # evals the clean twin has are the same values.
+                logged = np.isfinite(twin_before)
+                np.testing.assert_array_equal(before[logged], twin_before[logged], err_msg=name)
+                assert np.isfinite(before).sum() >= logged.sum()
+                continue
+            np.testing.assert_array_equal(before, twin_before, err_msg=name)
         for name in label.metrics:
             assert name in run.metrics, name
             changed = ~np.isclose(run.metrics[name][i0:i1 + 1], twin.metrics[name][i0:i1 + 1], equal_nan=True)
