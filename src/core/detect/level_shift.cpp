@@ -1,0 +1,275 @@
+// The level_shift kind (CUSUM against an adaptive, optionally trend-following forecast) and the controller kind
+// built on it.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "detect/kind_support.h"
+
+namespace rldk::detect {
+namespace {
+
+// ------------------------------------------------------------------------------------------------ level_shift
+// CUSUM on values standardised by an adaptive robust reference. The reference learns only while both CUSUM sides
+// are below freeze_fraction x h, so a starting shift is not absorbed; z is clipped to +-z_clip so one wild point
+// cannot cross h alone (that is a spike, another detector). After an alarm the side keeps accumulating (capped at
+// 2h) and the episode lasts until it returns to zero: a shift that persists is one finding to the end of the run.
+class LevelShift : public Detector {
+ public:
+  explicit LevelShift(const DetectorSpec& s) : Detector(s) {
+    ref_.configure(static_cast<int>(s.param("warmup", 50)), s.param("adapt_rate", 0.02),
+                   s.param("min_relative_scale", 0.0), s.param("min_scale", 1e-12), s.param("trend_rate", 0.0));
+    k_ = s.param("k", 1.0);
+    h_ = s.param("h", 10.0);
+    z_clip_ = s.param("z_clip", 4.0);
+    freeze_ = s.param("freeze_fraction", 0.3) * h_;
+    min_points_ = static_cast<int64_t>(s.param("min_points", 1));
+    min_change_ = s.param("min_change", 0.0);
+    rearm_after_ = static_cast<int64_t>(s.param("rearm_after", 0));
+    sign_ = direction_sign(s);
+    log_ = s.option("transform", "none") == "log";
+    lookback_.configure(LOOKBACK);
+    episode_z_.reserve(EPISODE_Z_CAP);
+  }
+  void reset() override {
+    finish();
+    ref_.reset();
+    cusum_.reset();
+    lookback_.reset();
+    side_ = 0;
+  }
+  void observe(int64_t step, const double* x) override {
+    double raw = x[0];
+    double v = transformed(log_, raw);
+    if (std::isnan(v)) return;
+    if (pending_) follow_pending(step, v);
+    if (!ref_.armed()) {
+      ref_.warm_up(v);
+      return;
+    }
+    before_update(x);
+    double raw_z = ref_.z(v);
+    double z = std::clamp(raw_z, -z_clip_, z_clip_);
+    cusum_.update(z, k_, step);
+    // The onset refinement reads unclipped z: the clip that keeps one wild point from alarming would also hide how
+    // much larger the points after a change are than the noise before it.
+    double onset_z = std::clamp(raw_z, -ONSET_Z_LIMIT, ONSET_Z_LIMIT);
+    if (side_ == 0) {
+      lookback_.push(onset_z, step);
+    } else if (static_cast<size_t>(episode_z_.size()) < EPISODE_Z_CAP) {
+      episode_z_.push_back(onset_z);
+    }
+    if (side_ == 0) {
+      bool up = cusum_.up > h_ && sign_ >= 0, down = cusum_.down > h_ && sign_ <= 0;
+      if (up || down) {
+        emit_pending();
+        side_ = up ? 1 : -1;
+        episode_.begin(side_ > 0 ? cusum_.up_start : cusum_.down_start);
+        episode_z_.clear();
+        reached_ = 0;
+        baseline_ = ref_.forecast();
+        scale_ = ref_.scale();
+        alarm_step_ = step;
+        ref_.advance();
+      } else if (!accumulating() && std::fabs(raw_z) < z_clip_) {
+        // Points beyond the clip do not teach the reference: the first points of a shift would inflate its scale.
+        ref_.learn(v);
+      } else {
+        ref_.advance();
+      }
+    } else {
+      ref_.advance();
+    }
+    if (side_ != 0) {
+      double& stat = side_ > 0 ? cusum_.up : cusum_.down;
+      stat = std::min(stat, 2 * h_);
+      if (stat <= 0) {
+        close();
+        cusum_.reset();
+        return;
+      }
+      episode_.add(step, raw, side_ * (v - baseline_));
+      smoothed_ = episode_.points == 1 ? v : smoothed_ + LEVEL_SMOOTHING * (v - smoothed_);
+      // Counted once the shift has lasted min_points: a level held, not the echo of one wild point.
+      if (episode_.points >= min_points_) reached_ = std::max(reached_, side_ * (smoothed_ - baseline_));
+      if (rearm_after_ > 0 && episode_.points >= rearm_after_) {
+        // Judged on rearm_after points. A confirmed shift: the level reached is the metric's new normal, learned
+        // afresh, so a later change is a finding of its own instead of disappearing inside this one. A rejected
+        // one: the forecast is moved to where the metric is now and keeps its slope and scale, with no blind
+        // warm-up in which a real change could pass unseen.
+        double now = smoothed_;
+        bool pending_before = pending_;
+        close();
+        cusum_.reset();
+        lookback_.reset();
+        if (pending_ && !pending_before) {
+          ref_.reset();
+        } else {
+          ref_.reanchor(now);
+        }
+      }
+    }
+  }
+  void finish() override {
+    close();
+    emit_pending();
+  }
+
+ protected:
+  // Hooks for kinds that add a condition on other inputs: called with each scored point's inputs before the CUSUM
+  // update, and with an episode that passed every shift test (false drops it; it may add evidence).
+  virtual void before_update(const double* /*x*/) {}
+  virtual bool confirm(std::map<std::string, double>& /*evidence*/) { return true; }
+  // True at a point where the watched CUSUM side could still date a change's start (it is within k of zero).
+  bool change_may_start_here() const {
+    return side_ == 0 && ((sign_ >= 0 && cusum_.up <= k_) || (sign_ <= 0 && cusum_.down <= k_));
+  }
+
+ private:
+  // A change is building up on a side this detector watches. The other side does not freeze the reference: a
+  // forecast that overshoots a flattening trend must be corrected, not kept.
+  bool accumulating() const {
+    return (sign_ >= 0 && cusum_.up >= freeze_) || (sign_ <= 0 && cusum_.down >= freeze_);
+  }
+  void close() {
+    if (side_ == 0) return;
+    episode_side_ = side_;
+    side_ = 0;
+    refine_onset();
+    // The change is how far the smoothed level got from the baseline (working units): a slow approach to a new
+    // level, or a shift that later recovers, is judged on the level it reached, not on the episode's average.
+    double change = reached_;
+    double base = log_ ? std::exp(baseline_) : baseline_;
+    double level_v = baseline_ + episode_side_ * change;
+    double level = log_ ? std::exp(level_v) : level_v;
+    if (episode_.points < min_points_ || change < min_change_) return;
+    double sigma = scale_;
+    // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
+    // 2k reference sigmas is that, not a shift of the size the detector is tuned for (2 sigma and more).
+    if (change / sigma < 2 * k_) return;
+    std::map<std::string, double> evidence = {{"baseline", base},
+                                              {"level", level},
+                                              {"shift_sigma", episode_side_ * change / sigma},
+                                              {"ratio", base != 0 ? level / base : NaN},
+                                              {"alarm_step", static_cast<double>(alarm_step_)},
+                                              {"points", static_cast<double>(episode_.points)}};
+    if (!confirm(evidence)) return;
+    if (rearm_after_ <= 0) {
+      report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
+      return;
+    }
+    // Re-armed: the finding waits while the metric stays at least half-way to the level it reached, so its end
+    // step says how long the shift lasted, not when it was judged.
+    pending_ = true;
+    pending_episode_ = episode_;
+    pending_evidence_ = std::move(evidence);
+    tail_base_ = baseline_;
+    tail_side_ = episode_side_;
+    tail_threshold_ = change / 2;
+    tail_smoothed_ = smoothed_;
+  }
+  // The CUSUM's change time is where the side last left zero; noise that kept it above zero before the change
+  // dates it too early. With the points after the alarm in hand, the onset is re-estimated as the maximum-likelihood
+  // change point of a mean shift in z: the candidate t in [CUSUM start, alarm] maximising S(t)^2 / n(t), where S(t)
+  // is the sum of z from t to the last point seen and n(t) the number of those points.
+  void refine_onset() {
+    int count = lookback_.size();
+    double suffix = 0;
+    for (double z : episode_z_) suffix += z;
+    int64_t after = static_cast<int64_t>(episode_z_.size());
+    double best = -1;
+    int64_t best_step = episode_.onset;
+    for (int i = count - 1; i >= 0; --i) {
+      int64_t step = lookback_.step_from_oldest(i);
+      if (step < episode_.onset) break;
+      suffix += lookback_.at_from_oldest(i);
+      ++after;
+      double signed_sum = episode_side_ * suffix;
+      double stat = signed_sum > 0 ? signed_sum * signed_sum / static_cast<double>(after) : 0;
+      if (stat > best) {
+        best = stat;
+        best_step = step;
+      }
+    }
+    episode_.onset = best_step;
+  }
+  void follow_pending(int64_t step, double v) {
+    tail_smoothed_ += LEVEL_SMOOTHING * (v - tail_smoothed_);
+    if (tail_side_ * (tail_smoothed_ - tail_base_) >= tail_threshold_) {
+      pending_episode_.end = step;
+    } else {
+      emit_pending();
+    }
+  }
+  void emit_pending() {
+    if (!pending_) return;
+    pending_ = false;
+    report(pending_episode_.onset, pending_episode_.end, pending_episode_.peak_step, pending_episode_.peak_value,
+           std::move(pending_evidence_));
+  }
+  AdaptiveReference ref_;
+  Cusum cusum_;
+  Episode episode_;
+  double k_, h_, z_clip_, freeze_, min_change_;
+  int64_t min_points_, rearm_after_;
+  int sign_;
+  bool log_;
+  int side_ = 0, episode_side_ = 0;
+  double baseline_ = 0, scale_ = 1, smoothed_ = 0, reached_ = 0;
+  // z of the last LOOKBACK points before an alarm and of the episode's first EPISODE_Z_CAP points, for the onset.
+  static constexpr int LOOKBACK = 128;
+  static constexpr size_t EPISODE_Z_CAP = 256;
+  static constexpr double ONSET_Z_LIMIT = 1e3;
+  RingWindow lookback_;
+  std::vector<double> episode_z_;
+  // A judged finding of a re-armed detector, held while the shift lasts.
+  bool pending_ = false;
+  Episode pending_episode_;
+  std::map<std::string, double> pending_evidence_;
+  int tail_side_ = 0;
+  double tail_base_ = 0, tail_threshold_ = 0, tail_smoothed_ = 0;
+  int64_t alarm_step_ = 0;
+};
+
+
+// ------------------------------------------------------------------------------------------------ controller
+// An adaptive KL controller raises its coefficient while KL is above target, and KL follows. The failure: KL shifts
+// to a new level (a level_shift on the first input, with all of its parameters) and stays there although the
+// coefficient (second input) rose by at least coef_min_relative_change between the shift's onset and the point
+// where the episode is judged: the penalty no longer restrains the policy. A fixed coefficient (GRPO's beta, or
+// no controller) never rises, so a KL shift alone is the kl_level_shift detector's finding, not this one.
+class Controller final : public LevelShift {
+ public:
+  explicit Controller(const DetectorSpec& s)
+      : LevelShift(s), coef_min_change_(s.param("coef_min_relative_change", 0.05)) {}
+
+ protected:
+  void before_update(const double* x) override {
+    double coef = x[1];
+    if (!std::isfinite(coef)) return;
+    if (change_may_start_here() || !std::isfinite(coef_start_)) coef_start_ = coef;
+    coef_last_ = coef;
+  }
+  bool confirm(std::map<std::string, double>& evidence) override {
+    double rel = coef_start_ > 0 ? coef_last_ / coef_start_ - 1 : NaN;
+    if (!(rel >= coef_min_change_)) return false;
+    evidence["coef_start"] = coef_start_;
+    evidence["coef_end"] = coef_last_;
+    evidence["coef_relative_change"] = rel;
+    return true;
+  }
+
+ private:
+  double coef_min_change_;
+  double coef_start_ = NaN, coef_last_ = NaN;
+};
+
+// Where a ramp starts inside a full window: the index c minimising the squared error of the hinge model
+// a + b * max(0, i - c) (flat, then linear), searched over the window but its last 10 points. O(window^2), for the
+
+}  // namespace
+
+std::unique_ptr<Detector> make_level_shift(const DetectorSpec& spec) { return std::make_unique<LevelShift>(spec); }
+std::unique_ptr<Detector> make_controller(const DetectorSpec& spec) { return std::make_unique<Controller>(spec); }
+
+}  // namespace rldk::detect

@@ -1,0 +1,172 @@
+// Kinds that are fixed rules: threshold bounds, GRPO zero-variance groups, learning-rate schedule jumps.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "detect/kind_support.h"
+
+namespace rldk::detect {
+namespace {
+
+// ------------------------------------------------------------------------------------------------ threshold
+// Fixed bounds on one or more inputs at the same step (all conditions must hold), sustained for min_points.
+class Threshold final : public Detector {
+ public:
+  explicit Threshold(const DetectorSpec& s) : Detector(s) {
+    sustained_.configure(static_cast<int64_t>(s.param("min_points", 1)), static_cast<int64_t>(s.param("max_gap", 0)));
+    for (const auto& c : s.conditions) {
+      Bound b{c, 0, -1};
+      for (size_t i = 0; i < s.inputs.size(); ++i) {
+        if (s.inputs[i].first == c.input) b.input = i;
+        if (!c.divide_by.empty() && s.inputs[i].first == c.divide_by) b.divisor = static_cast<std::ptrdiff_t>(i);
+      }
+      bounds_.push_back(b);
+    }
+  }
+  void reset() override { finish(); }
+  void observe(int64_t step, const double* x) override {
+    if (!std::isfinite(x[0])) return;
+    bool all = !bounds_.empty();
+    double first_value = NaN, excess = 0;
+    for (size_t i = 0; i < bounds_.size(); ++i) {
+      double v = value_of(bounds_[i], x);
+      if (i == 0) first_value = v;
+      const ThresholdCondition& c = bounds_[i].condition;
+      bool hit = std::isfinite(v) && ((c.has_above && v > c.above) || (c.has_below && v < c.below));
+      if (i == 0 && hit) excess = c.has_above && v > c.above ? v - c.above : c.below - v;
+      all = all && hit;
+    }
+    if (sustained_.feed(step, all, first_value, excess)) emit();
+  }
+  void finish() override {
+    if (sustained_.close()) emit();
+  }
+
+ private:
+  struct Bound {
+    ThresholdCondition condition;
+    size_t input;
+    std::ptrdiff_t divisor;
+  };
+  static double value_of(const Bound& b, const double* x) {
+    double v = x[b.input];
+    if (b.divisor >= 0) {
+      double d = x[b.divisor];
+      // Ratios are of scales (norms, standard deviations): a non-positive divisor is not one.
+      v = d > 0 && std::isfinite(d) ? v / d : NaN;
+    }
+    return b.condition.absolute ? std::fabs(v) : v;
+  }
+  void emit() {
+    const Episode& e = sustained_.episode();
+    std::map<std::string, double> evidence = {{"points", static_cast<double>(e.points)}, {"mean", e.mean()}};
+    const ThresholdCondition& c = bounds_.front().condition;
+    if (c.has_above) evidence["above"] = c.above;
+    if (c.has_below) evidence["below"] = c.below;
+    report(e.onset, e.end, e.peak_step, e.peak_value, std::move(evidence));
+  }
+  std::vector<Bound> bounds_;
+  Sustained sustained_;
+};
+
+
+// ------------------------------------------------------------------------------------------------ zero_variance_groups
+// GRPO learns nothing from a group whose rewards are all equal. With binary rewards at success rate p and groups of
+// G samples, a fraction p^G + (1-p)^G of groups is expected to be uniform by chance alone; the detector fires when
+// the logged fraction exceeds that by `margin` for min_points. When the reward mean is not a rate in [0, 1], the
+// expectation is unknown and the fraction is compared with fallback_threshold instead.
+class ZeroVarianceGroups final : public Detector {
+ public:
+  explicit ZeroVarianceGroups(const DetectorSpec& s) : Detector(s) {
+    group_size_ = s.param("group_size", 8);
+    margin_ = s.param("margin", 0.25);
+    fallback_ = s.param("fallback_threshold", 0.9);
+    sustained_.configure(static_cast<int64_t>(s.param("min_points", 5)), 0);
+  }
+  void reset() override { finish(); }
+  void observe(int64_t step, const double* x) override {
+    double frac = x[0], rate = x[1];
+    if (!std::isfinite(frac)) return;
+    double expected = NaN, limit = fallback_;
+    if (std::isfinite(rate) && rate >= 0 && rate <= 1) {
+      expected = std::pow(rate, group_size_) + std::pow(1 - rate, group_size_);
+      limit = std::min(expected + margin_, 1.0 - 1e-9);
+    }
+    bool anomalous = frac > limit;
+    if (anomalous) {
+      if (!sustained_.episode().open) expected_sum_ = 0, rate_sum_ = 0, counted_ = 0;
+      if (std::isfinite(expected)) expected_sum_ += expected, rate_sum_ += rate, ++counted_;
+    }
+    if (sustained_.feed(step, anomalous, frac, frac)) emit();
+  }
+  void finish() override {
+    if (sustained_.close()) emit();
+  }
+
+ private:
+  void emit() {
+    const Episode& e = sustained_.episode();
+    report(e.onset, e.end, e.peak_step, e.peak_value,
+           {{"zero_std_fraction", e.mean()},
+            {"expected_fraction", counted_ ? expected_sum_ / counted_ : NaN},
+            {"reward_rate", counted_ ? rate_sum_ / counted_ : NaN},
+            {"group_size", group_size_},
+            {"points", static_cast<double>(e.points)}});
+  }
+  double group_size_, margin_, fallback_;
+  Sustained sustained_;
+  double expected_sum_ = 0, rate_sum_ = 0;
+  int64_t counted_ = 0;
+};
+
+// ------------------------------------------------------------------------------------------------ schedule_jump
+// Learning-rate schedules (warm-up, cosine, linear, constant) move smoothly. A jump is a relative change between
+// consecutive values of at least jump_fraction (of the larger of the two) after smooth_window changes that were
+// all below smooth_fraction: a warm-up from zero starts with large relative steps, so it never counts as smooth.
+// A non-positive learning rate after a positive one is a jump too (a schedule that hit zero mid-run).
+class ScheduleJump final : public Detector {
+ public:
+  explicit ScheduleJump(const DetectorSpec& s) : Detector(s) {
+    jump_ = s.param("jump_fraction", 0.5);
+    smooth_window_ = static_cast<int64_t>(s.param("smooth_window", 20));
+    smooth_ = s.param("smooth_fraction", 0.1);
+  }
+  void reset() override {
+    have_last_ = false;
+    smooth_run_ = 0;
+  }
+  void observe(int64_t step, const double* x) override {
+    double v = x[0];
+    if (!std::isfinite(v)) return;
+    if (have_last_) {
+      double denom = std::max(std::fabs(v), std::fabs(last_));
+      double rel = denom > 0 ? std::fabs(v - last_) / denom : 0.0;
+      if (rel >= jump_ && smooth_run_ >= smooth_window_) {
+        report(step, step, step, v,
+               {{"previous", last_}, {"value", v}, {"relative_change", rel},
+                {"smooth_steps_before", static_cast<double>(smooth_run_)}});
+        smooth_run_ = 0;
+      } else {
+        smooth_run_ = rel < smooth_ ? smooth_run_ + 1 : 0;
+      }
+    }
+    last_ = v;
+    have_last_ = true;
+  }
+  void finish() override {}
+
+ private:
+  double jump_, smooth_;
+  int64_t smooth_window_;
+  double last_ = 0;
+  bool have_last_ = false;
+  int64_t smooth_run_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Detector> make_threshold(const DetectorSpec& spec) { return std::make_unique<Threshold>(spec); }
+std::unique_ptr<Detector> make_zero_variance_groups(const DetectorSpec& spec) { return std::make_unique<ZeroVarianceGroups>(spec); }
+std::unique_ptr<Detector> make_schedule_jump(const DetectorSpec& spec) { return std::make_unique<ScheduleJump>(spec); }
+
+}  // namespace rldk::detect

@@ -1,0 +1,84 @@
+// The spike kind: short excursions beyond a robust z threshold.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "detect/kind_support.h"
+
+namespace rldk::detect {
+namespace {
+
+// ------------------------------------------------------------------------------------------------ spike
+// Robust z against the adaptive reference; a spike is a run of min_points to max_points points beyond the
+// threshold (min_points > 1 trades single-point spikes for fewer alarms on heavy-tailed noise). Runs longer than
+// max_points are level shifts (their own detector), not spikes, and are not reported here.
+class Spike final : public Detector {
+ public:
+  explicit Spike(const DetectorSpec& s) : Detector(s) {
+    ref_.configure(static_cast<int>(s.param("warmup", 50)), s.param("adapt_rate", 0.02),
+                   s.param("min_relative_scale", 0.0), s.param("min_scale", 1e-12), s.param("trend_rate", 0.0));
+    threshold_ = s.param("threshold", 6.0);
+    min_points_ = static_cast<int64_t>(s.param("min_points", 1));
+    max_points_ = static_cast<int64_t>(s.param("max_points", 10));
+    min_change_ = s.param("min_change", 0.0);
+    sign_ = direction_sign(s);
+    log_ = s.option("transform", "none") == "log";
+  }
+  void reset() override {
+    finish();
+    ref_.reset();
+  }
+  void observe(int64_t step, const double* x) override {
+    double raw = x[0];
+    // On a log scale a zero is not a spike candidate: it would drag the reference to the log floor.
+    if (log_ && !(raw > 0)) return;
+    double v = transformed(log_, raw);
+    if (std::isnan(v)) return;
+    if (!ref_.armed()) {
+      ref_.warm_up(v);
+      return;
+    }
+    double z = ref_.z(v);
+    bool anomalous = std::fabs(z) >= threshold_ && direction_allows(sign_, z) &&
+                     std::fabs(v - ref_.forecast()) >= min_change_;
+    if (anomalous) {
+      if (!episode_.open) {
+        episode_.begin(step);
+        baseline_ = ref_.forecast();
+        scale_ = ref_.scale();
+      }
+      episode_.add(step, raw, std::fabs(z));
+      ref_.advance();
+      return;
+    }
+    if (episode_.open) close();
+    ref_.learn(v);
+  }
+  void finish() override { close(); }
+
+ private:
+  void close() {
+    if (!episode_.open) return;
+    episode_.open = false;
+    if (episode_.points > max_points_ || episode_.points < min_points_) return;
+    double base = log_ ? std::exp(baseline_) : baseline_;
+    report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value,
+           {{"baseline", base},
+            {"peak_z", episode_.peak_score},
+            {"ratio", base != 0 ? episode_.peak_value / base : NaN},
+            {"points", static_cast<double>(episode_.points)}});
+  }
+  AdaptiveReference ref_;
+  Episode episode_;
+  double threshold_, min_change_;
+  int64_t min_points_, max_points_;
+  int sign_;
+  bool log_;
+  double baseline_ = 0, scale_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Detector> make_spike(const DetectorSpec& spec) { return std::make_unique<Spike>(spec); }
+
+}  // namespace rldk::detect
