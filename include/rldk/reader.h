@@ -37,6 +37,9 @@ struct ReadOptions {
   bool canonicalize = true;
   // Dictionary used for canonical names and step/time fields; nullptr means the built-in one.
   const MetricDictionary* dictionary = nullptr;
+  // Keep each point's wall time and segment index (Series::wall_times, Series::segments). False leaves both empty:
+  // for analyses that need only steps and values (scan, doctor), which then hold a large run in half the memory.
+  bool point_details = true;
 };
 
 struct Point {
@@ -98,6 +101,7 @@ Result<std::vector<Run>> read_runs(const std::string& path, const ReadOptions& o
 class RunBuilder : public PointSink {
  public:
   RunBuilder();
+  explicit RunBuilder(const ReadOptions& options);
   ~RunBuilder() override;
   RunBuilder(RunBuilder&&) noexcept;
   RunBuilder& operator=(RunBuilder&&) noexcept;
@@ -110,6 +114,7 @@ class RunBuilder : public PointSink {
   std::vector<Run> take();
 
  private:
+  bool point_details_ = true;
   struct Slot;
   std::vector<std::unique_ptr<Slot>> slots_;
 };

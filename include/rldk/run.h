@@ -15,8 +15,8 @@ struct Series {
   std::string name;                 // canonical name
   std::vector<int64_t> steps;
   std::vector<double> values;
-  std::vector<double> wall_times;   // NaN where the source had no time
-  std::vector<uint32_t> segments;   // index into Run::segments of each point
+  std::vector<double> wall_times;   // NaN where the source had no time; empty if read without point details
+  std::vector<uint32_t> segments;   // index into Run::segments of each point; empty if read without point details
 
   size_t size() const { return steps.size(); }
   size_t non_finite_count() const;

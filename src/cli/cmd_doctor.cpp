@@ -28,7 +28,7 @@ bool write_text(const std::filesystem::path& path, const std::string& text) {
 }
 
 int run_doctor(const DoctorOptions& opts) {
-  auto runs = read_runs(opts.source);
+  auto runs = read_runs(opts.source, scan_read_options());
   if (!runs.ok()) {
     std::fprintf(stderr, "rldk doctor: %s\n", to_string(runs.error()).c_str());
     return EXIT_INPUT_ERROR;

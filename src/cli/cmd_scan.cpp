@@ -39,7 +39,7 @@ int run_scan_command(const ScanCommandOptions& opts, const char* name) {
   std::vector<RunScan> scans;
   int code = EXIT_OK;
   for (const auto& source : opts.sources) {
-    auto runs = read_runs(source);
+    auto runs = read_runs(source, scan_read_options());
     if (!runs.ok()) {
       std::fprintf(stderr, "rldk %s: %s\n", name, to_string(runs.error()).c_str());
       code = EXIT_INPUT_ERROR;

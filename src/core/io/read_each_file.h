@@ -3,12 +3,23 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "io/source_files.h"
 #include "rldk/reader.h"
 
 namespace rldk::io {
+
+// A builder that takes the read options (RunBuilder: which per-point details to keep) gets them.
+template <class Builder>
+Builder make_builder(const ReadOptions& options) {
+  if constexpr (std::is_constructible_v<Builder, const ReadOptions&>) {
+    return Builder(options);
+  } else {
+    return Builder();
+  }
+}
 
 template <class Item, class Builder>
 Result<std::vector<Item>> read_each_file(const std::string& path, const ReadOptions& options) {
@@ -18,7 +29,7 @@ Result<std::vector<Item>> read_each_file(const std::string& path, const ReadOpti
   std::vector<Item> out;
   Diagnostics skipped;
   for (const auto& file : files.value()) {
-    Builder builder;
+    Builder builder = make_builder<Builder>(options);
     Diagnostics diagnostics;
     Status read = read_source(file, options, builder, diagnostics);
     if (!read.ok()) {

@@ -123,6 +123,7 @@ struct RunBuilder::Slot {
 };
 
 RunBuilder::RunBuilder() = default;
+RunBuilder::RunBuilder(const ReadOptions& options) : point_details_(options.point_details) {}
 RunBuilder::~RunBuilder() = default;
 RunBuilder::RunBuilder(RunBuilder&&) noexcept = default;
 RunBuilder& RunBuilder::operator=(RunBuilder&&) noexcept = default;
@@ -153,8 +154,10 @@ void RunBuilder::on_point(uint32_t run, uint32_t metric, const Point& point) {
   Series& s = *slot.metrics[metric];
   s.steps.push_back(point.step);
   s.values.push_back(point.value);
-  s.wall_times.push_back(point.wall_time);
-  s.segments.push_back(point.segment);
+  if (point_details_) {
+    s.wall_times.push_back(point.wall_time);
+    s.segments.push_back(point.segment);
+  }
   Segment& segment = slot.run.segments[point.segment];
   segment.first_step = std::min(segment.first_step, point.step);
   segment.last_step = std::max(segment.last_step, point.step);
