@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Detector-quality benchmark for `rldk scan`: generate a labeled corpus, scan it, print and write the table.
 
-    python3 bench/fault_bench/run.py                 # full corpus (~350 runs, ~330k steps; a few minutes)
+    python3 bench/fault_bench/run.py                 # full corpus (~910 runs, ~1.05M steps; about 30 s)
     python3 bench/fault_bench/run.py --quick         # 3 runs per fault type + 25k clean steps
     python3 bench/fault_bench/run.py --generate-only # just write the corpus (to tune detectors against)
     python3 bench/fault_bench/run.py --scan-json scan.json   # evaluate a saved `rldk scan --json` document
