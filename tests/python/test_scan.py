@@ -38,7 +38,8 @@ def validator(name):
     # The doctor schema refers to the scan schema by file name, relative to its own $id.
     registry = Registry().with_resources([("rldk.scan.v1.schema.json", Resource.from_contents(scan_schema)),
                                           ("rldk.scan/v1", Resource.from_contents(scan_schema)),
-                                          ("rldk.doctor/rldk.scan.v1.schema.json", Resource.from_contents(scan_schema))])
+                                          ("rldk.doctor/rldk.scan.v1.schema.json", Resource.from_contents(scan_schema)),
+                                          ("rldk.kl-drift/rldk.scan.v1.schema.json", Resource.from_contents(scan_schema))])
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
@@ -105,7 +106,9 @@ def test_forensics_kl_drift():
     proc = subprocess.run([rldk_binary(), "forensics", "kl-drift", str(SHIFTED), "--json"], capture_output=True,
                           text=True)
     assert proc.returncode == 0
-    run = json.loads(proc.stdout)["runs"][0]
+    doc = json.loads(proc.stdout)
+    validator("rldk.kl-drift.v1.schema.json").validate(doc)
+    run = doc["runs"][0]
     assert run["drift_detected"] is True and run["ratio"] > 3
     proc = subprocess.run([rldk_binary(), "forensics", "kl-drift", str(CLEAN), "--json", "--fail-on-drift"],
                           capture_output=True, text=True)
