@@ -10,10 +10,13 @@ namespace rldk::detect {
 namespace {
 
 // ------------------------------------------------------------------------------------------------ level_shift
-// CUSUM on values standardised by an adaptive robust reference. The reference learns only while both CUSUM sides
-// are below freeze_fraction x h, so a starting shift is not absorbed; z is clipped to +-z_clip so one wild point
-// cannot cross h alone (that is a spike, another detector). After an alarm the side keeps accumulating (capped at
-// 2h) and the episode lasts until it returns to zero: a shift that persists is one finding to the end of the run.
+// CUSUM on the one-step forecast errors of an adaptive robust reference (a level, or a level and slope), in units
+// of its scale. The reference learns only while the watched CUSUM side is below freeze_fraction x h, so a starting
+// shift is not absorbed; z is clipped to +-z_clip so one wild point cannot cross h alone (that is a spike, another
+// detector). After an alarm the side keeps accumulating (capped at 2h) and the episode lasts until it returns to
+// zero, or, with rearm_after > 0, it is judged after that many points and the detector starts over (see observe).
+// An episode is reported when the level it reached moved at least min_change and 2k scale units; its onset is
+// re-estimated from the points around the alarm (refine_onset).
 class LevelShift : public Detector {
  public:
   explicit LevelShift(const DetectorSpec& s) : Detector(s) {
@@ -56,7 +59,7 @@ class LevelShift : public Detector {
     double onset_z = std::clamp(raw_z, -ONSET_Z_LIMIT, ONSET_Z_LIMIT);
     if (side_ == 0) {
       lookback_.push(onset_z, step);
-    } else if (static_cast<size_t>(episode_z_.size()) < EPISODE_Z_CAP) {
+    } else if (episode_z_.size() < EPISODE_Z_CAP) {
       episode_z_.push_back(onset_z);
     }
     if (side_ == 0) {
