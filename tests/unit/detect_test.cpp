@@ -96,6 +96,24 @@ TEST(Streaming, MedianAndSigma) {
   EXPECT_DOUBLE_EQ(sigma, 1.4826);
 }
 
+// The KL controller detector: a coefficient that adapted and then froze through a KL shift is a stopped controller;
+// one that was fixed for the whole run is a fixed penalty, and the same shift is not this detector's finding.
+TEST(Scan, ControllerThatStoppedUpdatingIsFoundAFixedCoefficientIsNot) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_controller_off_target");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> kl, adapting_then_frozen, fixed;
+  for (int i = 0; i < 400; ++i) {
+    kl.push_back((i < 200 ? 0.05 : 0.2) * (1 + 0.05 * std::sin(i * 1.3)));
+    adapting_then_frozen.push_back(i < 150 ? 0.1 * (1 + 0.001 * i) : 0.1 * 1.15);
+    fixed.push_back(0.1);
+  }
+  auto frozen = run_detector_on_values(*spec, {{"policy/kl", kl}, {"policy/kl_coef", adapting_then_frozen}});
+  ASSERT_EQ(frozen.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(frozen[0].onset_step), 201, 3);
+  EXPECT_EQ(frozen[0].evidence.at("controller_frozen"), 1);
+  EXPECT_TRUE(run_detector_on_values(*spec, {{"policy/kl", kl}, {"policy/kl_coef", fixed}}).empty());
+}
+
 TEST(Scan, LevelShiftIsOneEpisodeWithOnsetAtTheChange) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

@@ -239,8 +239,9 @@ class LevelShift : public Detector {
 // An adaptive KL controller raises its coefficient while KL is above target, and KL follows. The failure: KL shifts
 // to a new level (a level_shift on the first input, with all of its parameters) and stays there although the
 // coefficient (second input) rose by at least coef_min_relative_change between the shift's onset and the point
-// where the episode is judged: the penalty no longer restrains the policy. A fixed coefficient (GRPO's beta, or
-// no controller) never rises, so a KL shift alone is the kl_level_shift detector's finding, not this one.
+// where the episode is judged: the penalty no longer restrains the policy; or the coefficient had been adapting
+// before the shift and did not move at all through it: the controller stopped updating. A coefficient fixed for
+// the whole run (GRPO's beta, or no controller) is neither, so a KL shift alone is kl_level_shift's finding.
 class Controller final : public LevelShift {
  public:
   explicit Controller(const DetectorSpec& s)
@@ -250,25 +251,31 @@ class Controller final : public LevelShift {
   void before_update(const double* x) override {
     double coef = x[1];
     if (!std::isfinite(coef)) return;
-    if (change_may_start_here() || !std::isfinite(coef_start_)) coef_start_ = coef;
+    if (change_may_start_here() || !std::isfinite(coef_start_)) {
+      // Before a change starts: remember whether the coefficient has been adapting at all.
+      if (std::isfinite(coef_start_) && coef != coef_start_) adapting_ = true;
+      coef_start_ = coef;
+    }
     coef_last_ = coef;
   }
   bool confirm(std::map<std::string, double>& evidence) override {
     double rel = coef_start_ > 0 ? coef_last_ / coef_start_ - 1 : NaN;
-    if (!(rel >= coef_min_change_)) return false;
+    bool pushing_in_vain = rel >= coef_min_change_;
+    // A coefficient that had been adapting and then froze exactly while KL shifted: the controller stopped updating.
+    bool frozen = adapting_ && rel == 0;
+    if (!pushing_in_vain && !frozen) return false;
     evidence["coef_start"] = coef_start_;
     evidence["coef_end"] = coef_last_;
     evidence["coef_relative_change"] = rel;
+    evidence["controller_frozen"] = frozen ? 1 : 0;
     return true;
   }
 
  private:
   double coef_min_change_;
   double coef_start_ = NaN, coef_last_ = NaN;
+  bool adapting_ = false;
 };
-
-// Where a ramp starts inside a full window: the index c minimising the squared error of the hinge model
-// a + b * max(0, i - c) (flat, then linear), searched over the window but its last 10 points. O(window^2), for the
 
 }  // namespace
 

@@ -85,7 +85,8 @@ class Drift final : public Detector {
   int64_t onset_ = 0;
 };
 
-
+// Where a ramp starts inside a full window: the index c minimising the squared error of the hinge model
+// a + b * max(0, i - c) (flat, then linear), searched over the window but its last 10 points. O(window^2), for the
 // one call at the start of an episode.
 int hinge_start(const RingWindow& w) {
   int n = w.size(), best_c = n / 2;
