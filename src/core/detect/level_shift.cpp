@@ -143,8 +143,10 @@ class LevelShift : public Detector {
     // level, or a shift that later recovers, is judged on the level it reached, not on the episode's average.
     double change = reached_;
     double base = log_ ? std::exp(baseline_) : baseline_;
-    double level_v = baseline_ + episode_side_ * change;
-    double level = log_ ? std::exp(level_v) : level_v;
+    double reached_v = baseline_ + episode_side_ * change;
+    double reached = log_ ? std::exp(reached_v) : reached_v;
+    // What a person reads is the episode's mean level (raw units); the decision uses the level reached.
+    double level = episode_.mean();
     if (episode_.points < min_points_ || change < min_change_) return;
     double sigma = scale_;
     // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
@@ -152,6 +154,7 @@ class LevelShift : public Detector {
     if (change / sigma < 2 * k_) return;
     std::map<std::string, double> evidence = {{"baseline", base},
                                               {"level", level},
+                                              {"reached", reached},
                                               {"shift_sigma", episode_side_ * change / sigma},
                                               {"ratio", base != 0 ? level / base : NaN},
                                               {"alarm_step", static_cast<double>(alarm_step_)},
