@@ -11,13 +11,13 @@ namespace {
 // ------------------------------------------------------------------------------------------------ heldout_decline
 // Over-optimisation of a proxy: a held-out metric where higher is better (second input: eval reward, gold reward,
 // eval accuracy), logged only at eval steps, falls below its best while the proxy (first input, logged every step)
-// keeps rising. The driver carries the held-out value forward between evals, so a new eval is a value that
-// differs from the previous one. The held-out level is the median of the last three evals. At each eval, once
-// min_evals are in: the drop of that level from its best earlier value is
-// compared with the eval-to-eval noise (robust spread of second differences of the first 64 evals, / sqrt 6), and the proxy's rise since that
-// best eval (an exponentially weighted level at proxy_rate) with the proxy's early noise (difference_noise of its
-// first proxy_reference_points values). An episode is min_points consecutive evals that both hold; its onset is the
-// first of them (the decline began between the best eval and it).
+// keeps rising. The driver carries the held-out value forward between evals, so a new eval is a value that differs
+// from the previous one. The held-out level is the median of the last three evals. At each eval, once min_evals are
+// in, the drop of that level from its best earlier value is compared with the eval-to-eval noise (robust spread of
+// second differences of the first 64 evals, / sqrt 6), and the proxy's rise since that best (an exponentially
+// weighted level at proxy_rate) with the proxy's early noise (difference_noise of its first proxy_reference_points
+// values). An episode is min_points consecutive evals where both hold; its onset is the first of them (the decline
+// began between the best eval and it).
 class HeldoutDecline final : public Detector {
  public:
   explicit HeldoutDecline(const DetectorSpec& s) : Detector(s) {
@@ -34,6 +34,7 @@ class HeldoutDecline final : public Detector {
     proxy_ref_.clear();
     evals_.clear();
     eval_count_ = 0;
+    eval_sigma_ = 0;
     proxy_sigma_ = 0;
     have_proxy_ = false;
     best_ = NaN;
@@ -69,17 +70,16 @@ class HeldoutDecline final : public Detector {
     recent_[eval_count_ % 3] = heldout;
     double level = eval_count_ >= 3 ? median3(recent_[0], recent_[1], recent_[2]) : heldout;
     bool anomalous = false;
-    if (eval_count_ >= min_evals_ && proxy_sigma_ > 0 && std::isfinite(best_)) {
-      double eval_sigma = eval_sigma_;
+    if (eval_count_ >= min_evals_ && proxy_sigma_ > 0 && eval_sigma_ > 0 && std::isfinite(best_)) {
       double drop = best_ - level, rise = proxy_level_ - proxy_at_best_;
-      anomalous = eval_sigma > 0 && drop >= drop_sigma_ * eval_sigma && rise >= rise_sigma_ * proxy_sigma_;
+      anomalous = drop >= drop_sigma_ * eval_sigma_ && rise >= rise_sigma_ * proxy_sigma_;
       if (anomalous && !sustained_.episode().open) {
         evidence_ = {{"best_heldout", best_},
                      {"best_step", static_cast<double>(best_step_)},
                      {"heldout_value", level},
-                     {"drop_sigma", drop / eval_sigma},
+                     {"drop_sigma", drop / eval_sigma_},
                      {"proxy_rise_sigma", rise / proxy_sigma_},
-                     {"eval_noise", eval_sigma}};
+                     {"eval_noise", eval_sigma_}};
       }
     }
     if (sustained_.feed(step, anomalous, level, best_ - level)) emit();

@@ -101,11 +101,10 @@ class LevelShift : public Detector {
         // one: the forecast is moved to where the metric is now and keeps its slope and scale, with no blind
         // warm-up in which a real change could pass unseen.
         double now = smoothed_;
-        bool pending_before = pending_;
-        close();
+        close();  // a confirmed shift is now the pending finding (an earlier one was emitted when this one began)
         cusum_.reset();
         lookback_.reset();
-        if (pending_ && !pending_before) {
+        if (pending_) {
           ref_.reset();
         } else {
           ref_.reanchor(now);

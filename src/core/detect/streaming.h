@@ -32,10 +32,10 @@ double difference_noise(std::vector<double>& v);
 // metric that is nearly constant during the warm-up would otherwise turn any wiggle into an alarm.
 //
 // With trend_rate > 0 the reference also carries a slope (Holt's linear method in error-correction form): the
-// warm-up is fitted with least-squares lines (see fit_line), each point is compared with the one-step forecast level + slope, and the slope
-// learns from forecast errors at rate x trend_rate. A metric that moves smoothly (KL growing as the policy leaves
-// its reference, entropy decaying) is then followed instead of read as a shift, while a step still shows as a run
-// of large forecast errors. While frozen, the forecast keeps extrapolating the slope.
+// warm-up is fitted with least-squares lines (see fit_line), each point is compared with the one-step forecast
+// level + slope, and the slope learns from forecast errors at rate x trend_rate. A metric that moves smoothly (KL
+// growing as the policy leaves its reference, entropy decaying) is then followed instead of read as a shift, while a
+// step still shows as a run of large forecast errors. While frozen, the forecast extrapolates a damped slope.
 class AdaptiveReference {
  public:
   void configure(int warmup, double rate, double min_relative_scale, double min_scale, double trend_rate = 0.0) {
@@ -66,8 +66,6 @@ class AdaptiveReference {
       level_ = median;
     }
     sigma_ = sigma;
-    initial_level_ = level_;
-    initial_sigma_ = floor_scale(sigma);
     armed_ = true;
     warm_.clear();
     return true;
@@ -97,11 +95,7 @@ class AdaptiveReference {
     level_ += trend_;
     trend_ *= FROZEN_TREND_DAMPING;
   }
-  double level() const { return level_; }
-  double trend() const { return trend_; }
   double scale() const { return floor_scale(sigma_); }
-  double initial_level() const { return initial_level_; }
-  double initial_sigma() const { return initial_sigma_; }
 
  private:
   double floor_scale(double s) const {
@@ -137,7 +131,7 @@ class AdaptiveReference {
   double min_scale_ = 1e-12;
   std::vector<double> warm_;
   bool armed_ = false;
-  double level_ = 0, trend_ = 0, bias_ = 0, sigma_ = 0, initial_level_ = 0, initial_sigma_ = 0;
+  double level_ = 0, trend_ = 0, bias_ = 0, sigma_ = 0;
 };
 
 // Two-sided tabular CUSUM on standardised values (Page 1954): C+ = max(0, C+ + z - k), C- = max(0, C- - z - k).
