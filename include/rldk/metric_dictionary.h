@@ -2,17 +2,35 @@
 // aggregation, the alias tables of each framework, and the fields that carry step, time and run id.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "rldk/result.h"
 
 namespace rldk {
+
+// Where a metric stops being healthy whatever the run's own history: domain knowledge (data/metrics.yaml
+// `healthy`), so a failure in the first logged steps, before any baseline exists, is still one. Each side has a
+// warning and a critical level; absolute sides compare the value, `_start` sides a multiple of the run's starting
+// level (an entropy at 2% of where it began is a collapse at any scale). NaN: no bound on that side.
+struct HealthyRange {
+  struct Side {
+    double warning = std::numeric_limits<double>::quiet_NaN();
+    double critical = std::numeric_limits<double>::quiet_NaN();
+    bool set() const { return warning == warning; }
+  };
+  Side above, below, above_start, below_start;
+  // The side named "above", "below", "above_start" or "below_start"; nullptr for another name.
+  const Side* side(std::string_view name) const;
+  Side* side(std::string_view name) { return const_cast<Side*>(std::as_const(*this).side(name)); }
+};
 
 struct MetricInfo {
   std::string name;
@@ -20,6 +38,7 @@ struct MetricInfo {
   std::string aggregation;
   std::string description;
   std::map<std::string, std::vector<std::string>> aliases;  // framework -> raw names
+  HealthyRange healthy;
 };
 
 enum class FieldRole { metric, step, time, run_id, ignored };

@@ -19,7 +19,7 @@ namespace {
 
 const std::set<std::string> DETECTOR_KEYS = {"id",     "fault",     "area",  "severity",    "kind",  "title",
                                              "metric", "inputs",    "params", "explanation", "fixes", "test",
-                                             "when",   "direction", "transform", "other_direction"};
+                                             "when",   "direction", "transform", "other_direction", "bound"};
 const std::set<std::string> AREAS = {"kl",   "entropy",   "reward",    "gradients", "advantages", "ratio",
                                      "loss", "optimizer", "throughput", "data",      "numerics"};
 
@@ -221,6 +221,18 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
     }
     d.options[opt.name] = value;
   }
+  if (d.kind == "bound") {
+    // The levels live with the metric (data/metrics.yaml `healthy`): a bound detector on a metric without that
+    // side of a healthy range could never fire.
+    for (const auto& name : d.inputs.front().second) {
+      const MetricInfo* info = dict.find(name);
+      const HealthyRange::Side* side = info ? info->healthy.side(d.options["bound"]) : nullptr;
+      if (side == nullptr || !side->set()) {
+        return catalog_error(origin, node["metric"], "metric " + name + " has no healthy range '" +
+                                                         d.options["bound"] + "' in data/metrics.yaml");
+      }
+    }
+  }
   if (YAML::Node when = node["when"]) {
     if (!when.IsSequence()) return catalog_error(origin, when, "when must be a list of conditions");
     for (const auto& c : when) {
@@ -291,7 +303,8 @@ const std::vector<std::string>& fault_types() {
       "entropy_surge",      "reward_hacking_length", "reward_hacking_gold",   "reward_saturation", "grad_explosion",
       "grad_vanishing",     "grad_spike",         "grad_imbalance",           "advantage_bias", "advantage_collapse",
       "clip_fraction_high", "ratio_breach",       "grpo_zero_variance",       "truncation",     "non_finite",
-      "loss_plateau",       "lr_anomaly",         "memory_leak",              "throughput_drop", "logprob_mismatch"};
+      "loss_plateau",       "lr_anomaly",         "memory_leak",              "throughput_drop", "logprob_mismatch",
+      "kl_above_range",     "length_collapse",    "length_growth",            "reward_collapse", "entropy_rise"};
   return types;
 }
 

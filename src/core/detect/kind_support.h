@@ -81,5 +81,8 @@ std::unique_ptr<Detector> make_threshold(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_zero_variance_groups(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_schedule_jump(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_heldout_decline(const DetectorSpec& spec);
+std::unique_ptr<Detector> make_bound(const DetectorSpec& spec);
+std::unique_ptr<Detector> make_steady_trend(const DetectorSpec& spec);
+std::unique_ptr<Detector> make_drawdown(const DetectorSpec& spec);
 
 }  // namespace rldk::detect

@@ -14,24 +14,6 @@
 
 namespace rldk::detect {
 
-void median_and_sigma(std::vector<double>& v, double& median, double& sigma) {
-  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  median = *mid;
-  for (double& e : v) e = std::fabs(e - median);
-  std::nth_element(v.begin(), mid, v.end());
-  sigma = MAD_TO_SIGMA * *mid;
-}
-
-double difference_noise(std::vector<double>& v) {
-  if (v.size() < 3) return 0;
-  for (size_t i = 0; i + 1 < v.size(); ++i) v[i] = v[i + 1] - v[i];
-  v.pop_back();
-  double median = 0, sigma = 0;
-  median_and_sigma(v, median, sigma);
-  return sigma / std::sqrt(2.0);
-}
-
 namespace {
 
 const std::map<std::string, std::vector<std::string>>& parameter_table() {
@@ -51,6 +33,9 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
                            "proxy_min_rise_sigma", "min_points"}},
       {"zero_variance_groups", {"group_size", "margin", "fallback_threshold", "min_points"}},
       {"schedule_jump", {"jump_fraction", "smooth_window", "smooth_fraction"}},
+      {"bound", {"min_points", "max_gap", "start_points", "history"}},
+      {"steady_trend", {"min_points", "min_z", "min_relative_change", "edge_fraction", "capacity"}},
+      {"drawdown", {"smooth", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
       {"non_finite", {}},
   };
   return table;
@@ -62,7 +47,7 @@ const std::vector<std::string> TRANSFORMS = {"none", "log"};
 }  // namespace
 
 void Detector::report(int64_t onset, int64_t end, int64_t peak_step, double peak_value,
-                      std::map<std::string, double> evidence) {
+                      std::map<std::string, double> evidence, const std::map<std::string, std::string>& extra_words) {
   Finding f;
   f.detector = spec_.id;
   f.fault = spec_.fault;
@@ -78,7 +63,8 @@ void Detector::report(int64_t onset, int64_t end, int64_t peak_step, double peak
   values["end_step"] = static_cast<double>(end);
   values["peak_step"] = static_cast<double>(peak_step);
   values["peak_value"] = peak_value;
-  std::map<std::string, std::string> words = {{"metric", f.metric}};
+  std::map<std::string, std::string> words = extra_words;
+  words["metric"] = f.metric;
   for (size_t i = 0; i < metric_names.size() && i < spec_.inputs.size(); ++i) words[spec_.inputs[i].first] = metric_names[i];
   f.explanation = fill_template(spec_.explanation, values, words);
   f.fixes = spec_.fixes;
@@ -99,6 +85,8 @@ const std::vector<KindOption>& kind_options(const std::string& kind) {
       {"drift", {{"direction", DIRECTIONS}}},
       {"flat", {{"direction", DIRECTIONS}}},
       {"co_trend", {{"other_direction", {"up", "down"}}}},
+      {"bound", {{"bound", {"above", "below", "above_start", "below_start"}}, {"transform", TRANSFORMS}}},
+      {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}}},
   };
   static const std::vector<KindOption> none;
   auto it = table.find(kind);
@@ -122,6 +110,8 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
       {"co_trend", make_co_trend},       {"flat", make_flat},
       {"threshold", make_threshold},     {"zero_variance_groups", make_zero_variance_groups},
       {"schedule_jump", make_schedule_jump}, {"heldout_decline", make_heldout_decline},
+      {"bound", make_bound},             {"steady_trend", make_steady_trend},
+      {"drawdown", make_drawdown},
   };
   auto it = factories.find(spec.kind);
   return it == factories.end() ? nullptr : it->second(spec);  // non_finite is run by the scan driver

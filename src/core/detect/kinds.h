@@ -34,7 +34,9 @@ class Detector {
 
  protected:
   // Builds a finding from an episode's fields and the evidence; fills the explanation from the template.
-  void report(int64_t onset, int64_t end, int64_t peak_step, double peak_value, std::map<std::string, double> evidence);
+  // `words` adds text fields for the template (clauses a kind words itself, e.g. one that depends on the data).
+  void report(int64_t onset, int64_t end, int64_t peak_step, double peak_value, std::map<std::string, double> evidence,
+              const std::map<std::string, std::string>& words = {});
   const DetectorSpec& spec_;
   std::vector<Finding> findings_;
 };

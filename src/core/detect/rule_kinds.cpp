@@ -1,5 +1,6 @@
 // Kinds that are fixed rules: threshold bounds, GRPO zero-variance groups, learning-rate schedule jumps.
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 
@@ -106,12 +107,23 @@ class ZeroVarianceGroups final : public Detector {
  private:
   void emit() {
     const Episode& e = sustained_.episode();
-    report(e.onset, e.end, e.peak_step, e.peak_value,
-           {{"zero_std_fraction", e.mean()},
-            {"expected_fraction", counted_ ? expected_sum_ / counted_ : NaN},
-            {"reward_rate", counted_ ? rate_sum_ / counted_ : NaN},
-            {"group_size", group_size_},
-            {"points", static_cast<double>(e.points)}});
+    std::map<std::string, double> evidence = {{"zero_std_fraction", e.mean()},
+                                              {"group_size", group_size_},
+                                              {"points", static_cast<double>(e.points)}};
+    // The chance level needs a success rate in [0, 1]; rewards on another scale (several reward functions summed,
+    // scores in [-1, 1]) are judged against the fallback threshold, and the text says so instead of printing NaN.
+    char clause[160];
+    if (counted_ > 0) {
+      double expected = expected_sum_ / counted_, rate = rate_sum_ / counted_;
+      evidence["expected_fraction"] = expected;
+      evidence["reward_rate"] = rate;
+      std::snprintf(clause, sizeof clause, "a reward rate of %.2f explains only %.0f%% (groups of %.0f)", rate,
+                    100 * expected, group_size_);
+    } else {
+      std::snprintf(clause, sizeof clause, "above the %.0f%% that rldk treats as no signal when rewards are not a 0/1 rate",
+                    100 * fallback_);
+    }
+    report(e.onset, e.end, e.peak_step, e.peak_value, std::move(evidence), {{"chance_clause", clause}});
   }
   double group_size_, margin_, fallback_;
   Sustained sustained_;

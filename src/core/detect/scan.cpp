@@ -100,6 +100,26 @@ uint64_t distinct_steps(const Run& run) {
   return steps.size();
 }
 
+// Several detectors may see one failure from different sides (a bound crossed from the first steps, a level shift
+// against a learned baseline, a steady trend). A person needs one finding per failure: findings of the same fault
+// whose step ranges overlap are one episode, reported by the detector that dated it earliest, at the highest
+// severity any of them gave, with the others named in its evidence.
+void merge_same_fault(std::vector<Finding>& findings) {
+  std::vector<Finding> kept;
+  for (auto& f : findings) {
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const Finding& k) {
+      return k.fault == f.fault && f.onset_step <= k.end_step && k.onset_step <= f.end_step;
+    });
+    if (same == kept.end()) {
+      kept.push_back(std::move(f));
+      continue;
+    }
+    same->severity = std::max(same->severity, f.severity);
+    same->evidence["also_" + f.detector + "_onset"] = static_cast<double>(f.onset_step);
+  }
+  findings = std::move(kept);
+}
+
 }  // namespace
 
 std::vector<std::string> unknown_detector_names(const std::vector<std::string>& names,
@@ -187,6 +207,7 @@ RunScan scan_run(const Run& run, const ScanOptions& options) {
     if (a.onset_step != b.onset_step) return a.onset_step < b.onset_step;
     return a.detector < b.detector;
   });
+  merge_same_fault(scan.findings);
   scan.health = health_scores(scan.findings, {areas_checked.begin(), areas_checked.end()}, scan.first_step,
                               scan.last_step);
   return scan;

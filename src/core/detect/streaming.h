@@ -9,21 +9,17 @@
 #include <limits>
 #include <vector>
 
+#include "stats/robust.h"
+
 namespace rldk::detect {
 
 inline constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
-// Scale of the median absolute deviation that makes it estimate the standard deviation of normal data.
-inline constexpr double MAD_TO_SIGMA = 1.4826;
-// Mean absolute deviation of normal data times this estimates its standard deviation (sqrt(pi/2)).
-inline constexpr double MEAN_ABS_TO_SIGMA = 1.2533;
+using stats::difference_noise;
+using stats::MAD_TO_SIGMA;
+using stats::MEAN_ABS_TO_SIGMA;
+using stats::median_and_sigma;
 // Per-point damping of a forecast's slope while the reference is frozen (see AdaptiveReference::advance).
 inline constexpr double FROZEN_TREND_DAMPING = 0.9;
-
-// Median and 1.4826 x MAD of `v` (reordered in place). v must not be empty.
-void median_and_sigma(std::vector<double>& v, double& median, double& sigma);
-// Noise scale of a series from its point-to-point differences (1.4826 x MAD of the differences / sqrt 2), so a
-// trend does not count as noise. Overwrites v; 0 for fewer than 3 values.
-double difference_noise(std::vector<double>& v);
 
 // The expected level and noise scale of a metric: median/MAD of a warm-up, then exponentially weighted updates
 // with rate `rate`, fed only with points the caller judges in control. Adapting slowly lets it follow trends and

@@ -26,8 +26,15 @@ class JsonlFormat final : public LineFormat {
       records_.wide(record_, number, std::nullopt, "data/");
     } else {
       ++kinds_[WIDE];
-      // Wide records without a step are numbered in order.
-      if (records_.wide(record_, number, next_index_)) ++next_index_;
+      // Wide records without a step are numbered in order, unless the file's other records carry steps: then a
+      // record without one (a rollout summary between training records) belongs to the last step logged.
+      auto step = records_.wide(record_, number, seen_step_ ? last_step_ : next_index_);
+      if (step && records_.last_had_step()) {
+        seen_step_ = true;
+        last_step_ = *step;
+      } else if (step && !seen_step_) {
+        ++next_index_;
+      }
     }
   }
 
@@ -57,6 +64,8 @@ class JsonlFormat final : public LineFormat {
   FlatRecord record_;
   std::array<uint64_t, 3> kinds_{};
   int64_t next_index_ = 0;
+  bool seen_step_ = false;  // a record with its own step field has been read
+  int64_t last_step_ = 0;
 };
 
 }  // namespace

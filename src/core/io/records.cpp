@@ -169,6 +169,7 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
     }
   }
   int64_t step = 0;
+  last_had_step_ = step_field != nullptr;
   if (step_field != nullptr) {
     double raw = 0;
     if (!value_of(record, *step_field, raw) || !step_from_number(raw, step)) {
@@ -199,6 +200,15 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
     if (c.run != run) {
       c.metric = context_.emitter.metric_index(run, strip(record.key(f), strip_prefix));
       c.run = run;
+      c.numbered = numbered_.count(uint64_t{run} << 32 | c.metric) > 0;
+    }
+    // JSON null is how orjson and TRL write a NaN, but also how a logger writes "not applicable" (a reference KL
+    // with no reference model): a null before the metric's first number is not logged yet, one after it is a NaN.
+    if (f.kind == ValueKind::null) {
+      if (!c.numbered) continue;
+    } else if (!c.numbered) {
+      numbered_.insert(uint64_t{run} << 32 | c.metric);
+      c.numbered = true;
     }
     record_points_.push_back({c.metric, value});
   }

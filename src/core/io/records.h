@@ -9,6 +9,7 @@
 #include <string_view>
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "io/lenient_json.h"
@@ -38,6 +39,8 @@ class RecordInterpreter {
   // skipped. `strip_prefix` (e.g. "data/" for verl's file logger) is removed from metric keys. Returns the step used.
   std::optional<int64_t> wide(const FlatRecord& record, uint64_t line, std::optional<int64_t> fallback_step,
                               std::string_view strip_prefix = {});
+  // Whether the last wide record carried its own step field (false: it took the fallback).
+  bool last_had_step() const { return last_had_step_; }
   // Emits a long-form event {"time","step","name","value","run_id","tags","meta"}.
   void long_form(const FlatRecord& record, uint64_t line);
   // is_long_form and long_form in one pass over the fields: emits and returns true for a long-form event, returns
@@ -71,6 +74,7 @@ class RecordInterpreter {
     int step_priority = -1;
     uint32_t run = NO_RUN;  // the metric id below belongs to this run (NO_RUN: not known yet)
     uint32_t metric = 0;
+    bool numbered = false;  // the metric above has had a number (see the null rule in wide())
   };
   static constexpr uint32_t NO_RUN = UINT32_MAX;
 
@@ -87,10 +91,12 @@ class RecordInterpreter {
   std::vector<Column> columns_;    // by field position, from earlier wide records
   std::string columns_strip_;      // the strip_prefix the columns' roles and metric ids were made with
   std::vector<std::pair<uint32_t, double>> record_points_;  // metric id and value of the record being emitted
+  std::unordered_set<uint64_t> numbered_;  // (run << 32 | metric) of metrics that have had a number
   // The last timestamp text that parsed as ISO-8601, and its value: the events of one step share their timestamp.
   std::string last_time_text_;
   double last_time_ = 0.0;
   bool has_last_time_ = false;
+  bool last_had_step_ = false;
 };
 
 }  // namespace rldk::io

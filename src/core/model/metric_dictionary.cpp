@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -31,6 +33,14 @@ std::string_view strip_prefix(std::string_view s, std::string_view prefix) {
 
 }  // namespace
 
+const HealthyRange::Side* HealthyRange::side(std::string_view name) const {
+  if (name == "above") return &above;
+  if (name == "below") return &below;
+  if (name == "above_start") return &above_start;
+  if (name == "below_start") return &below_start;
+  return nullptr;
+}
+
 Result<std::shared_ptr<MetricDictionary>> MetricDictionary::from_yaml(std::string_view text,
                                                                      const std::string& origin) {
   auto dict = std::make_shared<MetricDictionary>();
@@ -47,6 +57,20 @@ Result<std::shared_ptr<MetricDictionary>> MetricDictionary::from_yaml(std::strin
       info.unit = node["unit"].as<std::string>();
       info.aggregation = node["aggregation"].as<std::string>();
       info.description = node["description"].as<std::string>();
+      if (YAML::Node healthy = node["healthy"]) {
+        for (const auto& side : healthy) {
+          std::string side_name = side.first.as<std::string>();
+          HealthyRange::Side* target = info.healthy.side(side_name);
+          if (target == nullptr || !side.second["warning"]) {
+            return Error{ErrorCode::invalid_argument,
+                         "healthy range of '" + info.name + "': '" + side_name +
+                             "' must be one of above, below, above_start, below_start with a warning level",
+                         origin};
+          }
+          target->warning = side.second["warning"].as<double>();
+          if (side.second["critical"]) target->critical = side.second["critical"].as<double>();
+        }
+      }
       size_t index = dict->metrics_.size();
       if (!dict->by_name_.emplace(info.name, index).second) {
         return Error{ErrorCode::invalid_argument, "canonical metric '" + info.name + "' is defined twice", origin};
@@ -110,6 +134,13 @@ std::string MetricDictionary::canonical_name(std::string_view raw) const {
                             std::pair{"test/", "test/"}}) {
     std::string_view rest = strip_prefix(raw, prefix);
     if (!rest.empty()) return std::string(ns) + std::string(rest);
+  }
+  // Custom trainers print names for people ("KL_ref", "Adv Std", "Learning Rate"): the same name lower-cased with
+  // spaces and dashes as underscores is tried as an alias before the name is kept as it is.
+  std::string folded;
+  for (char c : raw) folded.push_back(c == ' ' || c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (folded != raw) {
+    if (const MetricInfo* info = find(folded)) return info->name;
   }
   return std::string(raw);
 }

@@ -5,12 +5,15 @@
 //     size 5) must hold for every value in it; aggregates (mean(value) < 0.1) see the whole window. Both window
 //     kinds follow this rule; `kind` is accepted for compatibility with older rule files.
 //   - grace_steps counts steps, not events: with logging every 10 steps a grace of 50 skips the first 5 values.
+//     No grace holds back a value beyond the critical level of its metric's healthy range (data/metrics.yaml):
+//     a per-token KL of 1 nat is never start-up noise.
 //   - cooldown_steps: after firing at step s, the rule is silent through step s + cooldown_steps.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unordered_map>
 
+#include "rldk/metric_dictionary.h"
 #include "rldk/monitor.h"
 
 namespace rldk {
@@ -24,7 +27,15 @@ struct SeriesInfo {
   double value = 0.0;
   bool seen = false;
   const std::vector<size_t>* rules = nullptr;  // rules naming this metric; null if none
+  const HealthyRange* healthy = nullptr;       // the metric's healthy range; null for metrics without one
 };
+
+// True when `value` is beyond a critical absolute level of the metric's healthy range.
+bool beyond_critical(const HealthyRange* healthy, double value) {
+  if (healthy == nullptr) return false;
+  return (healthy->above.critical == healthy->above.critical && value > healthy->above.critical) ||
+         (healthy->below.critical == healthy->below.critical && value < healthy->below.critical);
+}
 using SeriesMap = std::unordered_map<std::string, SeriesInfo>;
 
 // Change-point detector state (CUSUM or Page-Hinkley on standardised values), per rule, run and metric.
@@ -174,16 +185,19 @@ struct RuleEngine::State {
   void evaluate_pending(RunState& run, std::vector<Alert>& alerts) {
     for (const auto& [o, series] : run.pending) {
       if (series->rules) {
-        for (size_t r : *series->rules) evaluate(r, o, series->id, run, alerts);
+        for (size_t r : *series->rules) evaluate(r, o, series->id, series->healthy, run, alerts);
       }
       for (size_t r : filter_rules) {
-        if (passes_where(rules.rules[r], o, run.series, where_scratch)) evaluate(r, o, series->id, run, alerts);
+        if (passes_where(rules.rules[r], o, run.series, where_scratch)) {
+          evaluate(r, o, series->id, series->healthy, run, alerts);
+        }
       }
     }
     run.pending.clear();
   }
 
-  void evaluate(size_t r, const Observation& o, uint32_t series, RunState& run, std::vector<Alert>& alerts) {
+  void evaluate(size_t r, const Observation& o, uint32_t series, const HealthyRange* healthy, RunState& run,
+                std::vector<Alert>& alerts) {
     const Rule& rule = rules.rules[r];
     if (!rule.metrics.empty() && rule.where && !passes_where(rule, o, run.series, where_scratch)) return;
     WindowState& w = windows[r][series];
@@ -203,7 +217,7 @@ struct RuleEngine::State {
     bool detector_alarm = rule.detector && w.detector.update(*rule.detector, o.value);
     if (rule.detector && !detector_alarm) return;
     if (static_cast<int>(w.values.size()) < rule.window_size) return;
-    if (o.step - w.first_step + 1 < rule.grace_steps) return;
+    if (o.step - w.first_step + 1 < rule.grace_steps && !beyond_critical(healthy, o.value)) return;
     if (w.fired && o.step <= w.last_fire_step + rule.cooldown_steps) return;
     // A metric the condition reads that was not logged at this step: the rule cannot judge this step.
     for (const auto& name : referenced[r]) {
@@ -274,6 +288,7 @@ void RuleEngine::observe(Observation o, std::vector<Alert>& alerts) {
     series.id = state_->next_series++;
     auto rules = state_->rules_by_metric.find(o.name);
     if (rules != state_->rules_by_metric.end()) series.rules = &rules->second;
+    if (const MetricInfo* info = MetricDictionary::builtin().find(o.name)) series.healthy = &info->healthy;
   }
   series.step = o.step;
   series.value = o.value;

@@ -1,0 +1,141 @@
+// The bound kind: a metric outside its healthy range (data/metrics.yaml `healthy`), judged from the first logged
+// point. Real logs are short (30-500 points) and often go wrong at once, before any learned baseline exists; a
+// per-token KL of 3 nats or an entropy at 2% of where it began is a failure whatever the run's history says.
+//
+// The detector watches one side of the resolved metric's healthy range (option `bound`): an absolute level
+// (`above`, `below`) or a multiple of the run's starting level (`above_start`, `below_start`). The starting level
+// is the least extreme of the first start_points values in the watched direction (their maximum for a fall, their
+// minimum for a rise): when the change begins inside those first points, the level before it still counts.
+// An episode opens after min_points consecutive points beyond the warning level, lasts while points stay beyond it
+// (max_gap quiet points allowed) and is critical when min_points of them pass the critical level. Its onset is
+// where the change began, fitted on the points before the first crossing (stats::ramp_start), not the crossing.
+#include <algorithm>
+#include <cmath>
+
+#include "detect/kind_support.h"
+#include "rldk/metric_dictionary.h"
+#include "stats/change_point.h"
+
+namespace rldk::detect {
+namespace {
+
+class Bound final : public Detector {
+ public:
+  explicit Bound(const DetectorSpec& s) : Detector(s) {
+    side_name_ = s.option("bound", "above");
+    up_ = side_name_ == "above" || side_name_ == "above_start";
+    relative_ = side_name_ == "above_start" || side_name_ == "below_start";
+    log_ = s.option("transform", "none") == "log";
+    min_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("min_points", 2)));
+    max_gap_ = std::max<int64_t>(0, static_cast<int64_t>(s.param("max_gap", 1)));
+    start_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("start_points", 3)));
+    history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
+  }
+  void reset() override {
+    finish();
+    seen_ = 0;
+    start_ = NaN;
+    run_ = 0;
+    history_.reset();
+  }
+  void observe(int64_t step, const double* x) override {
+    double v = x[0];
+    if (!std::isfinite(v)) return;
+    if (!resolved_ && !resolve()) return;
+    if (relative_ && seen_ < start_points_) {
+      start_ = seen_ == 0 ? v : (up_ ? std::min(start_, v) : std::max(start_, v));
+    }
+    ++seen_;
+    history_.push(transformed(log_, v), step);
+    double warning = level_of(side_->warning), critical = level_of(side_->critical);
+    if (std::isnan(warning)) return;  // a relative bound before its start level is known, or a start of 0
+    bool beyond = up_ ? v > warning : v < warning;
+    bool beyond_critical = !std::isnan(critical) && (up_ ? v > critical : v < critical);
+    if (!beyond) {
+      run_ = 0;
+      if (episode_.open && ++episode_.quiet_points > max_gap_) close();
+      return;
+    }
+    if (++run_ == 1 && !episode_.open) first_crossing_onset_ = onset_of_change();
+    if (episode_.open) {
+      add(step, v, beyond_critical);
+      return;
+    }
+    if (run_ < min_points_) return;
+    // Confirmed: the episode starts where the change began and holds every point since the first crossing.
+    episode_.begin(first_crossing_onset_);
+    critical_points_ = 0;
+    alarm_step_ = step;
+    for (int i = std::max(0, history_.size() - static_cast<int>(run_)); i < history_.size(); ++i) {
+      double raw = log_ ? std::exp(history_.at_from_oldest(i)) : history_.at_from_oldest(i);
+      add(history_.step_from_oldest(i), raw, up_ ? raw > critical : raw < critical);
+    }
+    episode_.onset = first_crossing_onset_;
+  }
+  void finish() override { close(); }
+
+ private:
+  // The metric's range comes from the dictionary once the driver has named the metric this run resolved to.
+  bool resolve() {
+    resolved_ = true;
+    const MetricInfo* info = metric_names.empty() ? nullptr : MetricDictionary::builtin().find(metric_names.front());
+    side_ = info ? info->healthy.side(side_name_) : nullptr;
+    if (side_ == nullptr || !side_->set()) side_ = nullptr;
+    return side_ != nullptr;
+  }
+  double level_of(double bound) const {
+    if (std::isnan(bound) || !relative_) return bound;
+    if (!(start_ > 0) || seen_ < std::min<int64_t>(start_points_, 2)) return NaN;
+    return bound * start_;
+  }
+  // The step where the change that just crossed the bound began: a hinge fit over the points before the crossing
+  // (in working units, so a log-scale metric's change from 0.002 to 0.8 is dated where it left 0.002).
+  int64_t onset_of_change() {
+    int n = history_.size();
+    scratch_.resize(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) scratch_[static_cast<size_t>(i)] = history_.at_from_oldest(i);
+    size_t start = stats::ramp_start(scratch_);
+    return history_.step_from_oldest(static_cast<int>(start));
+  }
+  void add(int64_t step, double v, bool beyond_critical) {
+    double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
+    episode_.add(step, v, up_ ? w : -w);
+    critical_points_ += beyond_critical ? 1 : 0;
+  }
+  void close() {
+    if (!episode_.open) return;
+    episode_.open = false;
+    if (episode_.points < min_points_) return;
+    double warning = level_of(side_->warning), critical = level_of(side_->critical);
+    std::map<std::string, double> evidence = {{"bound", warning},
+                                              {"critical_bound", critical},
+                                              {"level", episode_.mean()},
+                                              {"points", static_cast<double>(episode_.points)},
+                                              {"critical_points", static_cast<double>(critical_points_)},
+                                              {"alarm_step", static_cast<double>(alarm_step_)}};
+    if (relative_) {
+      evidence["start"] = start_;
+      evidence["ratio"] = start_ > 0 ? episode_.peak_value / start_ : NaN;
+      evidence["bound_factor"] = side_->warning;
+    }
+    report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
+    if (critical_points_ >= min_points_) findings_.back().severity = Severity::critical;
+  }
+
+  std::string side_name_;
+  bool up_ = true, relative_ = false, log_ = false, resolved_ = false;
+  const HealthyRange::Side* side_ = nullptr;
+  int64_t min_points_, max_gap_, start_points_;
+  int64_t seen_ = 0, run_ = 0, critical_points_ = 0, alarm_step_ = 0;
+  double start_ = NaN;
+  int64_t first_crossing_onset_ = 0;
+  RingWindow history_;
+  std::vector<double> scratch_;
+  Episode episode_;
+};
+
+}  // namespace
+
+std::unique_ptr<Detector> make_bound(const DetectorSpec& spec) { return std::make_unique<Bound>(spec); }
+
+}  // namespace rldk::detect

@@ -1,0 +1,90 @@
+// The steady_trend kind: a metric drifting the whole run in one direction, from its first logged values. Shifts
+// against a learned baseline miss this shape: there is no quiet stretch to learn from, and every point is only a
+// little beyond the one before. Judged once the data ends, on the whole run kept in bounded memory
+// (stats::ThinnedSeries):
+//   - a Mann-Kendall trend score |Z| of at least min_z in the watched direction (no noise model, no warm-up);
+//   - the median of the last edge_fraction of the run against the median of the first: a rise to at least
+//     (1 + min_relative_change) times the start, or a fall to at most (1 - min_relative_change) of it.
+// The onset is where the drift began (stats::ramp_start over the thinned run); the episode runs to the last point.
+#include <algorithm>
+#include <cmath>
+
+#include "detect/kind_support.h"
+#include "stats/change_point.h"
+#include "stats/robust.h"
+#include "stats/trend.h"
+
+namespace rldk::detect {
+namespace {
+
+class SteadyTrend final : public Detector {
+ public:
+  explicit SteadyTrend(const DetectorSpec& s)
+      : Detector(s), series_(static_cast<size_t>(std::max(16.0, s.param("capacity", 512)))) {
+    sign_ = direction_sign(s);
+    log_ = s.option("transform", "none") == "log";
+    min_points_ = static_cast<size_t>(std::max(3.0, s.param("min_points", 20)));
+    min_z_ = s.param("min_z", 3.0);
+    min_relative_change_ = s.param("min_relative_change", 1.0);
+    edge_fraction_ = std::clamp(s.param("edge_fraction", 0.2), 0.05, 0.5);
+  }
+  void reset() override {
+    finish();
+    series_.reset();
+  }
+  void observe(int64_t step, const double* x) override {
+    if (!std::isfinite(x[0])) return;
+    series_.push(step, x[0]);
+    last_step_ = step;
+  }
+  void finish() override {
+    auto values = series_.values();
+    auto steps = series_.steps();
+    size_t n = values.size();
+    if (series_.raw_points() < min_points_ || n < 3) {
+      series_.reset();
+      return;
+    }
+    size_t edge = std::max<size_t>(2, static_cast<size_t>(std::lround(edge_fraction_ * static_cast<double>(n))));
+    edge = std::min(edge, n / 2);
+    std::vector<double> first(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(edge));
+    std::vector<double> last(values.end() - static_cast<std::ptrdiff_t>(edge), values.end());
+    double start = stats::median_in_place(first), end = stats::median_in_place(last);
+    std::vector<double> working(n);
+    for (size_t i = 0; i < n; ++i) working[i] = transformed(log_, values[i]);
+    stats::MannKendall mk = stats::mann_kendall(working);
+    int direction = mk.z > 0 ? 1 : -1;
+    double ratio = start != 0 ? end / start : NaN;
+    bool trending = std::fabs(mk.z) >= min_z_ && direction_allows(sign_, mk.z);
+    bool far_enough = start > 0 && end >= 0 &&
+                      (direction > 0 ? ratio >= 1 + min_relative_change_ : ratio <= 1 - min_relative_change_);
+    if (trending && far_enough) {
+      size_t onset = stats::ramp_start(working, std::max<size_t>(2, n / 5));
+      // The peak is the most extreme kept point in the drift's direction.
+      size_t peak = 0;
+      for (size_t i = 1; i < n; ++i) {
+        if (direction * (values[i] - values[peak]) > 0) peak = i;
+      }
+      report(steps[onset], last_step_, steps[peak], values[peak],
+             {{"start", start}, {"end", end}, {"ratio", ratio}, {"trend_z", mk.z},
+              {"points", static_cast<double>(series_.raw_points())}});
+    }
+    series_.reset();
+  }
+
+ private:
+  stats::ThinnedSeries series_;
+  int sign_ = 0;
+  bool log_ = false;
+  size_t min_points_;
+  double min_z_, min_relative_change_, edge_fraction_;
+  int64_t last_step_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Detector> make_steady_trend(const DetectorSpec& spec) {
+  return std::make_unique<SteadyTrend>(spec);
+}
+
+}  // namespace rldk::detect

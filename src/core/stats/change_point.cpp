@@ -1,0 +1,69 @@
+#include "stats/change_point.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace rldk::stats {
+
+size_t ramp_start(std::span<const double> x, size_t min_after) {
+  const size_t n = x.size();
+  if (n < 3) return 0;
+  min_after = std::max<size_t>(min_after, 1);
+  // Values relative to the first point keep the sums precise on large levels (token counts, memory in bytes).
+  const double origin = x[0];
+  double sx = 0, sxx = 0;
+  for (double v : x) {
+    sx += v - origin;
+    sxx += (v - origin) * (v - origin);
+  }
+  const double count = static_cast<double>(n);
+  const double var_x = sxx - sx * sx / count;
+  double best_sse = std::numeric_limits<double>::infinity();
+  size_t best = 0;
+  // c = -1 is a line through every point; c = n - 1 - min_after leaves min_after points on the slope.
+  for (long c = -1; c + static_cast<long>(min_after) < static_cast<long>(n); ++c) {
+    double su = 0, suu = 0, sux = 0;
+    for (size_t i = static_cast<size_t>(c + 1); i < n; ++i) {
+      double u = static_cast<double>(static_cast<long>(i) - c);
+      double v = x[i] - origin;
+      su += u;
+      suu += u * u;
+      sux += u * v;
+    }
+    double var_u = suu - su * su / count, cov = sux - su * sx / count;
+    double sse = var_u > 0 ? var_x - cov * cov / var_u : var_x;
+    // Strictly smaller: among equal fits the earliest start wins, so a clean step is dated at its first point.
+    if (std::isinf(best_sse) || sse < best_sse - 1e-12 * std::max(1.0, std::fabs(best_sse))) {
+      best_sse = sse;
+      best = static_cast<size_t>(c + 1);
+    }
+  }
+  return best;
+}
+
+size_t mean_shift_start(std::span<const double> x, size_t min_segment) {
+  const size_t n = x.size();
+  min_segment = std::max<size_t>(min_segment, 1);
+  if (n < 2 * min_segment) return 0;
+  const double origin = x[0];
+  double total = 0;
+  for (double v : x) total += v - origin;
+  // Maximising the between-segment sum of squares k (n-k)/n (mean_left - mean_right)^2 is the least-squares split.
+  double left = 0, best_score = -1;
+  size_t best = 0;
+  for (size_t k = 1; k < n; ++k) {
+    left += x[k - 1] - origin;
+    if (k < min_segment || n - k < min_segment) continue;
+    double kl = static_cast<double>(k), kr = static_cast<double>(n - k);
+    double diff = left / kl - (total - left) / kr;
+    double score = kl * kr * diff * diff;
+    if (score > best_score) {
+      best_score = score;
+      best = k;
+    }
+  }
+  return best;
+}
+
+}  // namespace rldk::stats

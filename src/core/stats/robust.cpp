@@ -1,0 +1,35 @@
+#include "stats/robust.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace rldk::stats {
+
+double median_in_place(std::span<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  double upper = *mid;
+  if (v.size() % 2 == 1) return upper;
+  // After nth_element every element before mid is <= *mid: the lower middle is their maximum.
+  double lower = *std::max_element(v.begin(), mid);
+  return lower + (upper - lower) / 2;
+}
+
+void median_and_sigma(std::span<double> v, double& median, double& sigma) {
+  median = median_in_place(v);
+  for (double& e : v) e = std::fabs(e - median);
+  sigma = MAD_TO_SIGMA * median_in_place(v);
+}
+
+double difference_noise(std::vector<double>& v) {
+  if (v.size() < 3) return 0;
+  for (size_t i = 0; i + 1 < v.size(); ++i) v[i] = v[i + 1] - v[i];
+  v.pop_back();
+  double median = 0, sigma = 0;
+  median_and_sigma(v, median, sigma);
+  return sigma / std::sqrt(2.0);
+}
+
+}  // namespace rldk::stats

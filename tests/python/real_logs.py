@@ -1,0 +1,195 @@
+"""Judging rldk on real training logs (tests/fixtures/real/, see its README for the labels).
+
+For each labeled log: does `rldk info` read the right steps and values, does `rldk scan` name every labeled
+failure (right type, onset within 10 % of the run's length of the labeled step) and stay at info level or quieter
+on healthy logs, and does every stop of `rldk monitor --once` with the matching preset come with a scan finding
+at the same or an earlier step. Used by tests/python/test_real_logs.py, and run as a script it prints the table
+published in docs/detector-benchmark.md:
+
+    python tests/python/real_logs.py [--markdown]
+"""
+import json
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "fixtures" / "real"
+
+# The labels' failure vocabulary -> the scan faults that name it.
+ACCEPTED_FAULTS = {
+    "kl_blowup": {"kl_above_range", "kl_level_shift", "kl_drift", "kl_spike"},
+    "entropy_collapse": {"entropy_collapse"},
+    "entropy_rise": {"entropy_rise", "entropy_surge"},
+    "length_collapse": {"length_collapse"},
+    "length_growth": {"length_growth", "reward_hacking_length", "truncation"},
+    "reward_collapse": {"reward_collapse"},
+    "reward_hacking_length": {"reward_hacking_length", "length_growth"},
+    "grad_explosion": {"grad_explosion", "grad_spike"},
+    "non_finite": {"non_finite"},
+    "loss_divergence": {"loss_divergence", "non_finite"},
+    "no_signal": {"grpo_zero_variance", "grad_vanishing", "advantage_collapse"},
+    "truncation": {"truncation"},
+}
+SEVERITY = {"info": 0, "warning": 1, "critical": 2}
+# Onset tolerance: 10 % of the run's length in steps, and never less than one logging interval.
+ONSET_TOLERANCE = 0.10
+# The preset a user would run for each algorithm (the "safe" guard set; strict presets stop earlier by design).
+MATCHING_PRESET = {"grpo": "grpo_safe", "ppo": "ppo_safe", "dpo": "dpo_basic", "rloo": "grpo_safe",
+                   "reinforce": "grpo_safe", "reinforce++": "grpo_safe", "dapo": "grpo_safe"}
+
+
+def rldk_binary():
+    candidates = [os.environ.get("RLDK"), os.path.join(os.path.dirname(sys.executable), "rldk"),
+                  shutil.which("rldk"), str(ROOT / "build" / "release" / "rldk")]
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise RuntimeError("no rldk binary found (install the package or set RLDK=path/to/rldk)")
+
+
+def cases():
+    """Every labeled log, sorted by folder name."""
+    out = []
+    for labels in sorted(CORPUS.glob("*/labels.yaml")):
+        meta = yaml.safe_load(labels.read_text())
+        meta["slug"] = labels.parent.name
+        meta["path"] = labels.parent / meta["file"]
+        out.append(meta)
+    return out
+
+
+def _run(args, ok=(0, 1)):
+    proc = subprocess.run([rldk_binary()] + [str(a) for a in args], capture_output=True, text=True, timeout=300)
+    if proc.returncode not in ok:
+        raise RuntimeError("rldk %s failed (exit %d): %s" % (args[0], proc.returncode, proc.stderr[-2000:]))
+    return proc
+
+
+def info(path):
+    return json.loads(_run(["info", "--json", path]).stdout)
+
+
+def scan(path):
+    doc = json.loads(_run(["scan", "--json", "--fail-on", "never", path]).stdout)
+    (run,) = doc["runs"]
+    return run
+
+
+def monitor_stops(path, preset):
+    """(step, metric, rule) of every stop alert of `rldk monitor --once` with the preset."""
+    with tempfile.TemporaryDirectory() as out:
+        _run(["monitor", "--once", path, "--preset", preset, "--out", out, "--fail-on", "never"])
+        report = json.loads((pathlib.Path(out) / "report.json").read_text())
+    return [(a["step"], a["metric"], a["rule_id"]) for a in report["alerts"] if a["action"] == "stop"]
+
+
+def ingest(path):
+    """{canonical name: {step: value}} as `rldk ingest` writes it (the last value where a step repeats)."""
+    with tempfile.TemporaryDirectory() as out:
+        target = pathlib.Path(out) / "run.jsonl"
+        _run(["ingest", path, "-o", target], ok=(0,))
+        values = {}
+        for line in target.read_text().splitlines():
+            event = json.loads(line)
+            values.setdefault(event["name"], {})[event["step"]] = event["value"]
+    return values
+
+
+def check_parse(case, doc, path):
+    """Problems with how the log was read, as text (empty: read right)."""
+    want = case.get("parse") or {}
+    problems = []
+    (run,) = doc["runs"]
+    if "first_step" in want and run.get("first_step") != want["first_step"]:
+        problems.append("first step %s, labeled %s" % (run.get("first_step"), want["first_step"]))
+    if "last_step" in want and run.get("last_step") != want["last_step"]:
+        problems.append("last step %s, labeled %s" % (run.get("last_step"), want["last_step"]))
+    raw_to_name = {raw: name for name, m in run["metrics"].items() for raw in m.get("raw_names", [])}
+    values = ingest(path) if want.get("metrics") else {}
+    for m in want.get("metrics") or []:
+        name = raw_to_name.get(m.get("raw")) or (m["canonical"] if m["canonical"] in run["metrics"] else None)
+        if name is None:
+            problems.append("metric %s not read" % m.get("raw", m["canonical"]))
+            continue
+        got = values.get(name, {}).get(m["step"]) if "step" in m else None
+        if "step" in m and (got is None or not math.isclose(got, float(m["value"]), rel_tol=1e-6, abs_tol=1e-12)):
+            problems.append("%s at step %s: %s, labeled %s" % (m.get("raw", name), m["step"], got, m["value"]))
+    return problems
+
+
+def judge(case):
+    """One row of the table: parse problems, missed failures, false alarms, contract breaks."""
+    path = case["path"]
+    row = {"slug": case["slug"], "framework": case.get("framework"), "format": case.get("format"),
+           "verdict": case.get("verdict"), "parse": [], "missed": [], "found": [], "false_alarms": [],
+           "contract": []}
+    try:
+        doc = info(path)
+    except RuntimeError as e:
+        row["parse"].append(str(e).splitlines()[0])
+        return row
+    row["parse"] = check_parse(case, doc, path)
+    run = scan(path)
+    steps = run["steps"]
+    row["points"] = steps["count"]
+    span = max(steps["last"] - steps["first"], 1)
+    interval = span / max(steps["count"] - 1, 1)
+    tolerance = max(ONSET_TOLERANCE * span, interval)
+    warn = [f for f in run["findings"] if SEVERITY[f["severity"]] >= SEVERITY["warning"]]
+    if case.get("verdict") == "healthy":
+        row["false_alarms"] = ["%s@%d" % (f["detector"], f["onset_step"]) for f in warn]
+    for failure in case.get("failures") or []:
+        accepted = ACCEPTED_FAULTS.get(failure["type"], {failure["type"]})
+        hits = [f for f in warn if f["fault"] in accepted]
+        on_time = [f for f in hits if abs(f["onset_step"] - failure["onset_step"]) <= tolerance]
+        if on_time:
+            best = min(on_time, key=lambda f: abs(f["onset_step"] - failure["onset_step"]))
+            row["found"].append("%s@%d (labeled %d)" % (best["detector"], best["onset_step"], failure["onset_step"]))
+        elif hits:
+            row["missed"].append("%s: onset %s, labeled %d (tolerance %.0f)" % (
+                failure["type"], ",".join(str(f["onset_step"]) for f in hits), failure["onset_step"], tolerance))
+        else:
+            row["missed"].append("%s@%d: no finding" % (failure["type"], failure["onset_step"]))
+    preset = MATCHING_PRESET.get(str(case.get("algorithm", "")).lower())
+    if preset:
+        for step, metric, rule in monitor_stops(path, preset):
+            ok = any(f["onset_step"] <= step and (f["metric"] == metric or f["fault"] == "non_finite")
+                     for f in warn)
+            if not ok:
+                row["contract"].append("%s stopped at %d on %s, no scan finding by then" % (rule, step, metric))
+    return row
+
+
+def markdown(rows):
+    lines = ["| log | framework | format | points | verdict | found | missed / false alarms | parse |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        bad = r["missed"] + ["false alarm " + x for x in r["false_alarms"]] + r["contract"]
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["slug"], r["framework"], r["format"], r.get("points", "-"), r["verdict"],
+            "<br>".join(r["found"]) or "-", "<br>".join(bad) or "-", "<br>".join(r["parse"]) or "ok"))
+    failures = sum(len(c.get("failures") or []) for c in cases())
+    found = sum(len(r["found"]) for r in rows)
+    healthy = [r for r in rows if r["verdict"] == "healthy"]
+    lines.append("")
+    lines.append("%d logs: %d of %d labeled failures found on time; %d of %d healthy logs without a warning; "
+                 "%d read right; %d contract breaks." % (
+                     len(rows), found, failures, sum(1 for r in healthy if not r["false_alarms"]), len(healthy),
+                     sum(1 for r in rows if not r["parse"]), sum(len(r["contract"]) for r in rows)))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    rows = [judge(c) for c in cases()]
+    if "--markdown" in sys.argv:
+        print(markdown(rows))
+    else:
+        for r in rows:
+            print(json.dumps(r))
