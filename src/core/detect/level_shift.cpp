@@ -147,6 +147,10 @@ class LevelShift : public Detector {
     // What a person reads is the episode's mean level (raw units); the decision uses the level reached.
     double level = episode_.mean();
     if (episode_.points < min_points_ || change < min_change_) return;
+    // What a person reads is "from baseline to level": a forecast that was heading steeply one way can make a
+    // small move of the level look like a large one against it. The mean level must show at least half the change.
+    double mean_moved = episode_side_ * (transformed(log_, level) - baseline_);
+    if (!(mean_moved >= 0.5 * min_change_)) return;
     double sigma = scale_;
     // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
     // 2k reference sigmas is that, not a shift of the size the detector is tuned for (2 sigma and more).

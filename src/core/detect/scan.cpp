@@ -3,10 +3,12 @@
 // scores health per area.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "detect/kinds.h"
 #include "detect/streaming.h"
+#include "rldk/metric_dictionary.h"
 #include "rldk/scan.h"
 
 namespace rldk {
@@ -98,6 +100,33 @@ uint64_t distinct_steps(const Run& run) {
   if (run.series.size() == 1 || longest > 100000) return longest;
   for (const auto& [name, s] : run.series) steps.insert(s.steps.begin(), s.steps.end());
   return steps.size();
+}
+
+// A change judged against the run's own history (a KL "drift" from 1e-13 to 1e-5, a level shift from 0.01 to
+// 0.05 nats) is worth knowing but is no warning while the metric stays inside its healthy range: the domain
+// knowledge in data/metrics.yaml gates the severity of relative detectors. Bound detectors judge the range
+// themselves and are left alone.
+void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
+  if (spec.kind == "bound" || f.severity == Severity::info) return;
+  const MetricInfo* info = MetricDictionary::builtin().find(f.metric);
+  if (info == nullptr) return;
+  std::string direction = spec.option("direction", "both");
+  auto level = f.evidence.find("level");
+  double reached = level != f.evidence.end() && std::isfinite(level->second) ? level->second : f.peak_value;
+  reached = direction == "up" ? std::max(reached, f.peak_value) : direction == "down" ? std::min(reached, f.peak_value)
+                                                                                        : reached;
+  const HealthyRange& range = info->healthy;
+  bool inside = false;
+  double limit = NAN;
+  if (direction == "up" && range.above.set() && reached <= range.above.warning) inside = true, limit = range.above.warning;
+  if (direction == "down" && range.below.set() && reached >= range.below.warning) inside = true, limit = range.below.warning;
+  if (!inside) return;
+  f.severity = Severity::info;
+  f.evidence["healthy_limit"] = limit;
+  char note[160];
+  std::snprintf(note, sizeof note, " It stayed inside the healthy range of %s (%s %.3g), so this is a note, not a warning.",
+                f.metric.c_str(), direction == "up" ? "below" : "above", limit);
+  f.explanation += note;
 }
 
 // Several detectors may see one failure from different sides (a bound crossed from the first steps, a level shift
@@ -201,7 +230,10 @@ RunScan scan_run(const Run& run, const ScanOptions& options) {
     detector->metric_names = names;
     drive(*detector, inputs);
     areas_checked.insert(spec.area);
-    for (auto& f : detector->findings()) scan.findings.push_back(std::move(f));
+    for (auto& f : detector->findings()) {
+      apply_healthy_range(spec, f);
+      scan.findings.push_back(std::move(f));
+    }
   }
   std::stable_sort(scan.findings.begin(), scan.findings.end(), [](const Finding& a, const Finding& b) {
     if (a.onset_step != b.onset_step) return a.onset_step < b.onset_step;
