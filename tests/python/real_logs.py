@@ -107,11 +107,16 @@ def check_parse(case, doc, path):
     want = case.get("parse") or {}
     problems = []
     (run,) = doc["runs"]
-    if "first_step" in want and run.get("first_step") != want["first_step"]:
-        problems.append("first step %s, labeled %s" % (run.get("first_step"), want["first_step"]))
-    if "last_step" in want and run.get("last_step") != want["last_step"]:
-        problems.append("last step %s, labeled %s" % (run.get("last_step"), want["last_step"]))
     raw_to_name = {raw: name for name, m in run["metrics"].items() for raw in m.get("raw_names", [])}
+    # The training metrics' step range (eval and summary metrics may sit outside it, e.g. an eval at step 0).
+    labeled = [run["metrics"][n] for n in {raw_to_name.get(m.get("raw")) for m in want.get("metrics") or []}
+               if n in run["metrics"]]
+    if labeled:
+        first, last = min(m["first_step"] for m in labeled), max(m["last_step"] for m in labeled)
+        if "first_step" in want and first != want["first_step"]:
+            problems.append("first step %s, labeled %s" % (first, want["first_step"]))
+        if "last_step" in want and last != want["last_step"]:
+            problems.append("last step %s, labeled %s" % (last, want["last_step"]))
     values = ingest(path) if want.get("metrics") else {}
     for m in want.get("metrics") or []:
         name = raw_to_name.get(m.get("raw")) or (m["canonical"] if m["canonical"] in run["metrics"] else None)
@@ -145,13 +150,16 @@ def judge(case):
     warn = [f for f in run["findings"] if SEVERITY[f["severity"]] >= SEVERITY["warning"]]
     if case.get("verdict") == "healthy":
         row["false_alarms"] = ["%s@%d" % (f["detector"], f["onset_step"]) for f in warn]
+    # A failure is found by a finding of its type at any severity (an info finding still names it, with its onset);
+    # healthy logs must stay below warning.
     for failure in case.get("failures") or []:
         accepted = ACCEPTED_FAULTS.get(failure["type"], {failure["type"]})
-        hits = [f for f in warn if f["fault"] in accepted]
+        hits = [f for f in run["findings"] if f["fault"] in accepted]
         on_time = [f for f in hits if abs(f["onset_step"] - failure["onset_step"]) <= tolerance]
         if on_time:
             best = min(on_time, key=lambda f: abs(f["onset_step"] - failure["onset_step"]))
-            row["found"].append("%s@%d (labeled %d)" % (best["detector"], best["onset_step"], failure["onset_step"]))
+            row["found"].append("%s@%d %s (labeled %d)" % (best["detector"], best["onset_step"], best["severity"],
+                                                          failure["onset_step"]))
         elif hits:
             row["missed"].append("%s: onset %s, labeled %d (tolerance %.0f)" % (
                 failure["type"], ",".join(str(f["onset_step"]) for f in hits), failure["onset_step"], tolerance))
