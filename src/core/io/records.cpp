@@ -135,6 +135,7 @@ const RecordInterpreter::Column& RecordInterpreter::column(size_t index, std::st
     c.role = role(name);
     c.step_priority = c.role == FieldRole::step ? context_.emitter.dictionary().step_key_priority(name) : -1;
     c.run = NO_RUN;
+    c.numbered = false;
   }
   return c;
 }
@@ -190,25 +191,33 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
   // (all its points share a segment, whatever the key order).
   uint32_t run = NO_RUN;
   record_points_.clear();
+  if (run_id != numbered_run_) {  // the columns' "has had a number" flags belong to one run
+    for (auto& c : columns_) c.numbered = false;
+    numbered_run_.assign(run_id);
+  }
   for (size_t i = 0; i < record.fields.size(); ++i) {
     const FlatField& f = record.fields[i];
     Column& c = columns_[i];
     if (c.role != FieldRole::metric) continue;
     double value = 0;
     if (!value_of(record, f, value)) continue;  // text fields (phase names, notes) are not metrics
+    // JSON null is how orjson and TRL write a NaN, but also how a logger writes "not applicable" (a reference KL
+    // with no reference model): a null before the metric's first number is not logged yet, one after it is a NaN.
+    if (!c.numbered) {
+      std::string& key = numbered_key_;
+      key.assign(run_id).push_back('\0');
+      key.append(strip(record.key(f), strip_prefix));
+      if (f.kind == ValueKind::null) {
+        if (!numbered_.count(key)) continue;
+      } else {
+        numbered_.insert(key);
+      }
+      c.numbered = true;
+    }
     if (run == NO_RUN) run = context_.emitter.run_index(run_id);
     if (c.run != run) {
       c.metric = context_.emitter.metric_index(run, strip(record.key(f), strip_prefix));
       c.run = run;
-      c.numbered = numbered_.count(uint64_t{run} << 32 | c.metric) > 0;
-    }
-    // JSON null is how orjson and TRL write a NaN, but also how a logger writes "not applicable" (a reference KL
-    // with no reference model): a null before the metric's first number is not logged yet, one after it is a NaN.
-    if (f.kind == ValueKind::null) {
-      if (!c.numbered) continue;
-    } else if (!c.numbered) {
-      numbered_.insert(uint64_t{run} << 32 | c.metric);
-      c.numbered = true;
     }
     record_points_.push_back({c.metric, value});
   }

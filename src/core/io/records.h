@@ -74,7 +74,7 @@ class RecordInterpreter {
     int step_priority = -1;
     uint32_t run = NO_RUN;  // the metric id below belongs to this run (NO_RUN: not known yet)
     uint32_t metric = 0;
-    bool numbered = false;  // the metric above has had a number (see the null rule in wide())
+    bool numbered = false;  // this key has had a number in this run (see the null rule in wide())
   };
   static constexpr uint32_t NO_RUN = UINT32_MAX;
 
@@ -91,7 +91,9 @@ class RecordInterpreter {
   std::vector<Column> columns_;    // by field position, from earlier wide records
   std::string columns_strip_;      // the strip_prefix the columns' roles and metric ids were made with
   std::vector<std::pair<uint32_t, double>> record_points_;  // metric id and value of the record being emitted
-  std::unordered_set<uint64_t> numbered_;  // (run << 32 | metric) of metrics that have had a number
+  std::unordered_set<std::string> numbered_;  // run id + '\0' + metric key of metrics that have had a number
+  std::string numbered_key_;                  // scratch for the key above
+  std::string numbered_run_;                  // the run the columns' numbered flags were set for
   // The last timestamp text that parsed as ISO-8601, and its value: the events of one step share their timestamp.
   std::string last_time_text_;
   double last_time_ = 0.0;
