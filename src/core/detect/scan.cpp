@@ -129,10 +129,21 @@ void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
   f.explanation += note;
 }
 
-// Several detectors may see one failure from different sides (a bound crossed from the first steps, a level shift
-// against a learned baseline, a steady trend). A person needs one finding per failure: findings of the same fault
-// whose step ranges overlap are one episode, reported by the detector that dated it earliest, at the highest
-// severity any of them gave, with the others named in its evidence.
+// The step at which a detector had seen enough to raise the finding (what a live monitor would have reported).
+// Kinds that judge an episode only when it ends (steady trends) raise it at its end.
+double alarm_step(const Finding& f) {
+  for (const char* key : {"alarm_step", "first_alarm_step"}) {
+    auto it = f.evidence.find(key);
+    if (it != f.evidence.end() && std::isfinite(it->second)) return it->second;
+  }
+  return static_cast<double>(f.end_step);
+}
+
+// Several detectors may see one failure from different sides (a bound crossed at the first steps, a level shift
+// against a learned baseline, a steady trend over the run). A person needs one finding per failure: findings of
+// the same fault whose step ranges overlap are one episode, reported by the detector that raised it first (its
+// onset comes from the data it had, dated locally), at the highest severity any of them gave, with the others
+// named in its evidence.
 void merge_same_fault(std::vector<Finding>& findings) {
   std::vector<Finding> kept;
   for (auto& f : findings) {
@@ -143,9 +154,17 @@ void merge_same_fault(std::vector<Finding>& findings) {
       kept.push_back(std::move(f));
       continue;
     }
-    same->severity = std::max(same->severity, f.severity);
-    same->evidence["also_" + f.detector + "_onset"] = static_cast<double>(f.onset_step);
+    Finding* first = &*same;
+    Finding* other = &f;
+    if (alarm_step(f) < alarm_step(*same)) std::swap(*same, f);  // the earlier alarm keeps the finding
+    first->severity = std::max(first->severity, other->severity);
+    first->evidence["also_" + other->detector + "_onset"] = static_cast<double>(other->onset_step);
   }
+  // Swaps may have moved a later onset into an earlier slot: keep the findings ordered by onset.
+  std::stable_sort(kept.begin(), kept.end(), [](const Finding& a, const Finding& b) {
+    if (a.onset_step != b.onset_step) return a.onset_step < b.onset_step;
+    return a.detector < b.detector;
+  });
   findings = std::move(kept);
 }
 
