@@ -166,14 +166,22 @@ def judge(case):
                 failure["type"], ",".join(str(f["onset_step"]) for f in hits), failure["onset_step"], tolerance))
         else:
             row["missed"].append("%s@%d: no finding" % (failure["type"], failure["onset_step"]))
-    preset = MATCHING_PRESET.get(str(case.get("algorithm", "")).lower())
-    if preset:
-        for step, metric, rule in monitor_stops(path, preset):
-            ok = any(f["onset_step"] <= step and (f["metric"] == metric or f["fault"] == "non_finite")
-                     for f in warn)
-            if not ok:
-                row["contract"].append("%s stopped at %d on %s, no scan finding by then" % (rule, step, metric))
+    row["contract"] = contract_breaks(path, case.get("algorithm"), run["findings"])
     return row
+
+
+def contract_breaks(path, algorithm, findings):
+    """Stops of `rldk monitor --once` with the algorithm's preset that have no warning-or-worse scan finding on
+    the same metric (or a non-finite finding) with an onset at or before the stop."""
+    preset = MATCHING_PRESET.get(str(algorithm or "").lower())
+    if not preset:
+        return []
+    warn = [f for f in findings if SEVERITY[f["severity"]] >= SEVERITY["warning"]]
+    breaks = []
+    for step, metric, rule in monitor_stops(path, preset):
+        if not any(f["onset_step"] <= step and (f["metric"] == metric or f["fault"] == "non_finite") for f in warn):
+            breaks.append("%s stopped at %d on %s, no scan finding by then" % (rule, step, metric))
+    return breaks
 
 
 def markdown(rows):
