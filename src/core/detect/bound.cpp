@@ -8,7 +8,9 @@
 // minimum for a rise): when the change begins inside those first points, the level before it still counts.
 // An episode opens after min_points consecutive points beyond the warning level, lasts while points stay beyond it
 // (max_gap quiet points allowed) and is critical when min_points of them pass the critical level. Its onset is
-// where the change began, fitted on the points before the first crossing (stats::ramp_start), not the crossing.
+// where the change began, fitted on the points before the first crossing (stats::ramp_start), not the crossing;
+// with `onset: crossing` it is the first crossing itself, for bounds that are a state rather than a change (a
+// gradient norm of exactly zero: the decline before it is not yet "no gradient").
 #include <algorithm>
 #include <cmath>
 
@@ -26,6 +28,7 @@ class Bound final : public Detector {
     up_ = side_name_ == "above" || side_name_ == "above_start";
     relative_ = side_name_ == "above_start" || side_name_ == "below_start";
     log_ = s.option("transform", "none") == "log";
+    date_change_ = s.option("onset", "change") == "change";
     min_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("min_points", 2)));
     max_gap_ = std::max<int64_t>(0, static_cast<int64_t>(s.param("max_gap", 1)));
     start_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("start_points", 3)));
@@ -56,7 +59,7 @@ class Bound final : public Detector {
       if (episode_.open && ++episode_.quiet_points > max_gap_) close();
       return;
     }
-    if (++run_ == 1 && !episode_.open) first_crossing_onset_ = onset_of_change();
+    if (++run_ == 1 && !episode_.open) first_crossing_onset_ = date_change_ ? onset_of_change() : step;
     if (episode_.open) {
       add(step, v, beyond_critical);
       return;
@@ -123,7 +126,7 @@ class Bound final : public Detector {
   }
 
   std::string side_name_;
-  bool up_ = true, relative_ = false, log_ = false, resolved_ = false;
+  bool up_ = true, relative_ = false, log_ = false, resolved_ = false, date_change_ = true;
   const HealthyRange::Side* side_ = nullptr;
   int64_t min_points_, max_gap_, start_points_;
   int64_t seen_ = 0, run_ = 0, critical_points_ = 0, alarm_step_ = 0;

@@ -19,7 +19,7 @@ namespace {
 
 const std::set<std::string> DETECTOR_KEYS = {"id",     "fault",     "area",  "severity",    "kind",  "title",
                                              "metric", "inputs",    "params", "explanation", "fixes", "test",
-                                             "when",   "direction", "transform", "other_direction", "bound"};
+                                             "when",   "direction", "transform", "other_direction", "bound", "onset"};
 const std::set<std::string> AREAS = {"kl",   "entropy",   "reward",    "gradients", "advantages", "ratio",
                                      "loss", "optimizer", "throughput", "data",      "numerics"};
 

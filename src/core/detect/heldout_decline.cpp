@@ -4,6 +4,7 @@
 #include <map>
 
 #include "detect/kind_support.h"
+#include "stats/robust.h"
 
 namespace rldk::detect {
 namespace {
@@ -56,19 +57,13 @@ class HeldoutDecline final : public Detector {
     if (evals_.size() < NOISE_EVALS) {
       evals_.push_back(heldout);
       // Second differences: evals are far apart, so the metric's own improvement between evals is large next to
-      // its noise; a second difference cancels a locally linear trend (and has 6 x the variance of the noise).
-      scratch_.clear();
-      for (size_t i = 2; i < evals_.size(); ++i) scratch_.push_back(evals_[i] - 2 * evals_[i - 1] + evals_[i - 2]);
-      double median = 0;
-      if (scratch_.size() >= 2) {
-        median_and_sigma(scratch_, median, eval_sigma_);
-        eval_sigma_ /= std::sqrt(6.0);
-      }
+      // its noise, and a second difference cancels a locally linear trend.
+      eval_sigma_ = stats::second_difference_noise(evals_, scratch_);
     }
     // The held-out level is the median of the last three evals: one lucky eval must not become a "best" that
     // every later eval seems to fall from.
     recent_[eval_count_ % 3] = heldout;
-    double level = eval_count_ >= 3 ? median3(recent_[0], recent_[1], recent_[2]) : heldout;
+    double level = eval_count_ >= 3 ? stats::median_of_three(recent_[0], recent_[1], recent_[2]) : heldout;
     bool anomalous = false;
     if (eval_count_ >= min_evals_ && proxy_sigma_ > 0 && eval_sigma_ > 0 && std::isfinite(best_)) {
       double drop = best_ - level, rise = proxy_level_ - proxy_at_best_;
@@ -109,7 +104,6 @@ class HeldoutDecline final : public Detector {
   std::vector<double> proxy_ref_, evals_, scratch_;
   double proxy_sigma_ = 0, proxy_level_ = 0;
   bool have_proxy_ = false;
-  static double median3(double a, double b, double c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
   double recent_[3] = {0, 0, 0};
   double best_ = NaN, proxy_at_best_ = 0;
   int64_t best_step_ = 0;

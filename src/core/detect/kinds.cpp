@@ -85,7 +85,8 @@ const std::vector<KindOption>& kind_options(const std::string& kind) {
       {"drift", {{"direction", DIRECTIONS}}},
       {"flat", {{"direction", DIRECTIONS}}},
       {"co_trend", {{"other_direction", {"up", "down"}}}},
-      {"bound", {{"bound", {"above", "below", "above_start", "below_start"}}, {"transform", TRANSFORMS}}},
+      {"bound", {{"bound", {"above", "below", "above_start", "below_start"}}, {"transform", TRANSFORMS},
+                 {"onset", {"change", "crossing"}}}},
       {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}}},
   };
   static const std::vector<KindOption> none;

@@ -7,6 +7,7 @@
 
 #include "detect/streaming.h"
 #include "rldk/doctor.h"
+#include "stats/robust.h"
 
 namespace rldk {
 
@@ -35,13 +36,11 @@ KlDriftReport kl_drift_report(const Run& run, size_t reference_points, size_t re
     ++n;
   }
   if (!ref.empty()) {
-    double total = 0;
-    for (double v : ref) total += v;
-    r.reference_mean = total / static_cast<double>(ref.size());
+    r.reference_mean = stats::mean(ref);
     r.reference_first = ref_steps.front();
     r.reference_last = ref_steps.back();
     double median = 0;
-    detect::median_and_sigma(ref, median, r.reference_sigma);
+    stats::median_and_sigma(ref, median, r.reference_sigma);
   }
   r.recent_mean = n ? sum / static_cast<double>(n) : detect::NaN;
   r.ratio = r.reference_mean != 0 ? r.recent_mean / r.reference_mean : detect::NaN;

@@ -5,6 +5,8 @@
 #include <map>
 
 #include "detect/kind_support.h"
+#include "stats/change_point.h"
+#include "stats/robust.h"
 
 namespace rldk::detect {
 namespace {
@@ -40,9 +42,7 @@ class Drift final : public Detector {
     if (!armed_) {
       reference_.push_back(v);
       if (reference_.size() == ref_points_) {
-        double sum = 0;
-        for (double e : reference_) sum += e;
-        ref_mean_ = sum / static_cast<double>(reference_.size());
+        ref_mean_ = stats::mean(reference_);
         median_and_sigma(reference_, ref_median_, ref_sigma_);
         armed_ = true;
         reference_.clear();
@@ -85,31 +85,16 @@ class Drift final : public Detector {
   int64_t onset_ = 0;
 };
 
-// Where a ramp starts inside a full window: the index c minimising the squared error of the hinge model
-// a + b * max(0, i - c) (flat, then linear), searched over the window but its last 10 points. O(window^2), for the
-// one call at the start of an episode.
-int hinge_start(const RingWindow& w) {
-  int n = w.size(), best_c = n / 2;
-  double best_sse = INFINITY;
-  for (int c = 0; c + 10 < n; ++c) {
-    double su = 0, sx = 0, suu = 0, sux = 0, sxx = 0;
-    for (int i = 0; i < n; ++i) {
-      double u = std::max(0, i - c), x = w.at_from_oldest(i) - w.at_from_oldest(0);
-      su += u, sx += x, suu += u * u, sux += u * x, sxx += x * x;
-    }
-    double var_u = suu - su * su / n, cov = sux - su * sx / n, var_x = sxx - sx * sx / n;
-    double sse = var_u > 0 ? var_x - cov * cov / var_u : var_x;
-    if (sse < best_sse) best_sse = sse, best_c = c;
-  }
-  return best_c;
-}
+// A ramp's start inside a full window is searched over all but its last RAMP_MIN_AFTER points (stats::ramp_start):
+// fewer points on the slope could fit noise.
+constexpr size_t RAMP_MIN_AFTER = 10;
 
 // ------------------------------------------------------------------------------------------------ co_trend
 // Two inputs moving together in a bad way over a trailing window: the proxy (first input) rises by at least
 // proxy_min_sigma reference sigmas between the older and newer half of the window, while the other input moves in
 // other_direction by at least other_min_relative_change of its older-half level (when > 0) or other_min_sigma of
 // its reference sigmas. Reference sigmas are difference_noise of the first reference_points values. The onset is
-// where the other input's rise began inside the window (hinge_start).
+// where the other input's rise began inside the window (stats::ramp_start).
 class CoTrend final : public Detector {
  public:
   explicit CoTrend(const DetectorSpec& s) : Detector(s) {
@@ -158,7 +143,7 @@ class CoTrend final : public Detector {
                                            : other_sigma_ > 0 && other_sign_ * other_change / other_sigma_ >= other_sigma_min_;
     bool anomalous = proxy_z >= proxy_sigma_min_ && other_moved;
     if (anomalous && !sustained_.episode().open) {
-      onset_ = other_.step_from_oldest(hinge_start(other_));
+      onset_ = other_.step_from_oldest(ramp_start_in(other_));
       last_proxy_z_ = proxy_z;
       last_other_rel_ = other_rel;
       last_other_sigma_ = other_sigma_ > 0 ? other_change / other_sigma_ : NaN;
@@ -179,8 +164,14 @@ class CoTrend final : public Detector {
             {"peak_proxy_change_sigma", e.peak_score},
             {"first_alarm_step", static_cast<double>(e.onset)}});
   }
+  // Where the ramp the window ends on began (index from its oldest point).
+  int ramp_start_in(const RingWindow& w) {
+    scratch_.resize(static_cast<size_t>(w.size()));
+    for (int i = 0; i < w.size(); ++i) scratch_[static_cast<size_t>(i)] = w.at_from_oldest(i);
+    return static_cast<int>(stats::ramp_start(scratch_, RAMP_MIN_AFTER));
+  }
   size_t ref_points_;
-  std::vector<double> ref_proxy_, ref_other_;
+  std::vector<double> ref_proxy_, ref_other_, scratch_;
   bool armed_ = false;
   double proxy_sigma_ = 0, other_sigma_ = 0;
   RingWindow proxy_, other_;
@@ -219,9 +210,7 @@ class Flat final : public Detector {
     if (!armed_) {
       reference_.push_back(v);
       if (reference_.size() == ref_points_) {
-        double sum = 0;
-        for (double e : reference_) sum += e;
-        ref_mean_ = sum / static_cast<double>(reference_.size());
+        ref_mean_ = stats::mean(reference_);
         noise_ = difference_noise(reference_);
         armed_ = noise_ > min_scale_;
         reference_.clear();
