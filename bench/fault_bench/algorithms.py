@@ -23,8 +23,19 @@ GOLD_REWARD = "eval/reward/mean"
 KL_NOISE = 0.15
 
 
-def generate(algorithm: str, run_id: str, n_steps: int, rng: np.random.Generator) -> SyntheticRun:
+# Mean response length at the start, as a fraction of the length cap: most runs start at 15-40% of it; a run that
+# must have room to grow 5x (a length-growth fault) starts at 4.5-12% (a 4096-token cap and 200-token answers).
+LENGTH_START = (0.15, 0.4)
+LENGTH_HEADROOM_SCALE = 0.3
+
+
+def generate(algorithm: str, run_id: str, n_steps: int, rng: np.random.Generator,
+             length_headroom: bool = False) -> SyntheticRun:
+    """A clean run of `n_steps` optimizer steps (one row per step; `SyntheticRun.subsample` makes the logged rows).
+    `length_headroom` starts the completions far below the length cap (the same random draws, scaled), for faults
+    that grow them several-fold."""
     run = SyntheticRun(run_id=run_id, algorithm=algorithm, steps=np.arange(1, n_steps + 1))
+    run.params["length_headroom"] = length_headroom
     {"ppo": _ppo, "grpo": _grpo, "dpo": _dpo}[algorithm](run, rng)
     return run
 
@@ -174,8 +185,10 @@ def _grpo(run: SyntheticRun, rng: np.random.Generator) -> None:
 def _lengths(run, rng, progress):
     """Response length drifts with training; a few completions hit the cap (clipped fraction of a few percent)."""
     cap = int(rng.choice([256, 512, 1024, 2048, 4096]))
+    if run.params.get("length_headroom"):
+        cap = max(cap, 1024)  # answers that grow 5x come from runs with room for long ones
     run.params["max_length"] = cap
-    start = cap * _u(rng, 0.15, 0.4)
+    start = cap * _u(rng, *LENGTH_START) * (LENGTH_HEADROOM_SCALE if run.params.get("length_headroom") else 1.0)
     mean_len = start * (1.0 + _u(rng, -0.2, 0.5) * progress)
     run.add(rng, "response/length_mean", mean_len, 0.04, phi=0.6, df=5, relative=True, hi=cap)
     run.add(rng, "response/length_max", np.minimum(cap, mean_len * 2.5), 0.05, phi=0.3, df=5, relative=True,

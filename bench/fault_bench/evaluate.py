@@ -2,13 +2,15 @@
 
 Matching (docs/detector-benchmark.md, "How matching works"):
 - a finding detects a label when its fault type is the label's (or listed for it in EQUIVALENT) and its onset lies
-  in [label onset - tolerance, label end + max_delay];
+  in [label onset - tolerance, label end + max_delay], the tolerance never less than the run's logging interval (a
+  run logged every 20 steps can only date a change to a logged step);
 - delay = finding onset - label onset, from the earliest matching finding; an early finding (within the tolerance
   before the onset) counts as delay 0 and is reported as early;
 - a finding whose type is in the label's `also_accept` and whose onset lies in the same window is "tolerated": a
   true consequence of the injected fault, neither a detection nor a false alarm;
-- every other finding is a false alarm: on a clean run it counts towards false alarms per 10,000 clean steps, on a
-  faulty run it is an unlabeled alarm (counted against the precision of its own fault type, reported apart).
+- every other finding is a false alarm: on a clean run it counts towards false alarms per 10,000 clean logged steps
+  (rows of the log: a detector sees a run logged every 10 steps as 1/10 of its optimizer steps), on a faulty run it
+  is an unlabeled alarm (counted against the precision of its own fault type, reported apart).
 Only findings at or above `min_severity` are counted (default info: every finding is a claim about the run, so a
 wrong info finding is a false alarm too, and a right one a detection).
 """
@@ -53,6 +55,7 @@ class FaultStats:
     tolerated: int = 0
     early: int = 0
     delays: list = field(default_factory=list)
+    delays_points: list = field(default_factory=list)  # the same delays in logged points (delay / log_every)
     misses: list = field(default_factory=list)  # (run_id, onset_step, magnitude, unit)
     delay_by_magnitude: dict = field(default_factory=dict)  # magnitude -> delays, for discrete magnitudes
 
@@ -79,13 +82,13 @@ def findings_from_scan(doc: dict, run_ids_by_source: dict) -> list:
     return out
 
 
-def _window(label, options):
-    return label.onset_step - options.tolerance, label.end_step + options.max_delay
+def _window(label, options, log_every=1):
+    return label.onset_step - max(options.tolerance, log_every), label.end_step + options.max_delay
 
 
 def evaluate(labels_by_run: dict, findings: list, options: MatchOptions = MatchOptions(), fault_types=()) -> dict:
-    """Returns {"faults": {type: FaultStats}, "clean_steps", "clean_false_alarms", "unlabeled_false_alarms",
-    "false_alarms_per_10k", "false_alarm_list", "tolerated_list"}."""
+    """Returns {"faults": {type: FaultStats}, "clean_steps" (logged), "clean_runs", "clean_runs_with_alarms",
+    "clean_false_alarms", "unlabeled_false_alarms", "false_alarms_per_10k", "tolerated_list"}."""
     floor = SEVERITIES.index(options.min_severity)
     counted = [f for f in findings if SEVERITIES.index(f.severity) >= floor]
     unknown = sorted({f.run_id for f in counted} - set(labels_by_run))
@@ -96,11 +99,14 @@ def evaluate(labels_by_run: dict, findings: list, options: MatchOptions = MatchO
         by_run.setdefault(f.run_id, []).append(f)
 
     stats = {name: FaultStats(name) for name in fault_types}
-    clean_steps, clean_alarms, unlabeled, tolerated_list = 0, [], [], []
+    clean_steps, clean_runs, alarmed_runs, clean_alarms, unlabeled, tolerated_list = 0, 0, 0, [], [], []
     for run_id, run_labels in labels_by_run.items():
         run_findings = by_run.get(run_id, [])
+        every = run_labels.log_every
         if run_labels.clean:
-            clean_steps += run_labels.steps
+            clean_steps += run_labels.points
+            clean_runs += 1
+            alarmed_runs += bool(run_findings)
             clean_alarms.extend(run_findings)
             for f in run_findings:
                 stats.setdefault(f.fault, FaultStats(f.fault)).false_findings += 1
@@ -109,7 +115,7 @@ def evaluate(labels_by_run: dict, findings: list, options: MatchOptions = MatchO
         for label in run_labels.faults:
             s = stats.setdefault(label.fault, FaultStats(label.fault))
             s.labels += 1
-            lo, hi = _window(label, options)
+            lo, hi = _window(label, options, every)
             accepted = {label.fault} | set(EQUIVALENT.get(label.fault, ()))
             hits = [f for f in run_findings if f.fault in accepted and lo <= f.onset_step <= hi]
             if not hits:
@@ -120,23 +126,48 @@ def evaluate(labels_by_run: dict, findings: list, options: MatchOptions = MatchO
             delay = max(0, first - label.onset_step)
             s.early += first < label.onset_step
             s.delays.append(delay)
+            s.delays_points.append(delay / every)
             s.delay_by_magnitude.setdefault(label.magnitude, []).append(delay)
             credited.update(id(f) for f in hits)
         for f in run_findings:
             if id(f) in credited:
                 stats.setdefault(f.fault, FaultStats(f.fault)).true_findings += 1
                 continue
-            if any(f.fault in label.also_accept and _window(label, options)[0] <= f.onset_step
-                   <= _window(label, options)[1] for label in run_labels.faults):
+            if any(f.fault in label.also_accept and _window(label, options, every)[0] <= f.onset_step
+                   <= _window(label, options, every)[1] for label in run_labels.faults):
                 stats.setdefault(f.fault, FaultStats(f.fault)).tolerated += 1
                 tolerated_list.append(f)
                 continue
             stats.setdefault(f.fault, FaultStats(f.fault)).false_findings += 1
             unlabeled.append(f)
-    return {"faults": stats, "clean_steps": clean_steps, "clean_false_alarms": clean_alarms,
+    return {"faults": stats, "clean_steps": clean_steps, "clean_runs": clean_runs,
+            "clean_runs_with_alarms": alarmed_runs, "clean_false_alarms": clean_alarms,
             "unlabeled_false_alarms": unlabeled, "tolerated_list": tolerated_list,
             "false_alarms_per_10k": (len(clean_alarms) * 10_000 / clean_steps) if clean_steps else None}
 
 
 def percentile(values, q):
     return float(np.percentile(values, q)) if values else None
+
+
+def regime_groups(labels_by_run: dict) -> dict:
+    """Run ids per regime and per axis: "long-mid" ... "short-drift" (faulty runs), "long" / "short" (faulty and clean
+    runs of that length), "mid" / "early" / "drift" (faulty runs with that onset). Empty groups are left out."""
+    groups = {}
+    for run_id, labels in labels_by_run.items():
+        length, onset = labels.regime.split("-")
+        keys = [length] if labels.clean else [labels.regime, length, onset]
+        for key in keys:
+            groups.setdefault(key, []).append(run_id)
+    return groups
+
+
+def evaluate_by_regime(labels_by_run: dict, findings: list, options: MatchOptions = MatchOptions(),
+                       fault_types=()) -> dict:
+    """`evaluate` on each regime group's runs (see `regime_groups`)."""
+    out = {}
+    for key, run_ids in regime_groups(labels_by_run).items():
+        ids = set(run_ids)
+        out[key] = evaluate({r: labels_by_run[r] for r in run_ids}, [f for f in findings if f.run_id in ids],
+                            options, fault_types)
+    return out

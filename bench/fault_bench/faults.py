@@ -5,6 +5,11 @@ the onset and end step, and the magnitude actually applied. Magnitudes are drawn
 (docs/detector-benchmark.md, "Fault catalog"); "sigma" always means the standard deviation of that metric's noise
 at the onset step, "x level" a multiple of the metric's noise-free trend there.
 
+Each type is injected in up to three onset regimes (`inject(..., onset=)`): "mid" (25-70% of the run), "early" (the
+first 15% of the logged points, from the type's `early_lead` on) and "drift" (the type's `drift` injector, a ramp
+from the first logged step to the last). Runs are generated one row per optimizer step and subsampled to the logged rows
+afterwards (`SyntheticRun.subsample`), so onsets are drawn on logged steps and labels carry logged step numbers.
+
 `also_accept` on a label lists fault types that are a genuine consequence of the injected fault (a truncation
 wave also lengthens responses; a GRPO zero-variance batch also zeroes the advantages). A finding of such a type
 inside the label's window is neither a detection of this label nor a false alarm: the evaluator reports it as
@@ -32,6 +37,14 @@ class FaultType:
     inject: object  # fn(run, rng, i0, magnitude) -> (end_index_inclusive, metrics, also_accept)
     onset_range: tuple = (0.25, 0.7)  # onset drawn in this fraction of the run
     choose_onset: object = None  # fn(run, rng) -> index, for faults whose onset depends on the run's shape
+    # Regimes beyond "a long run logged every step, onset in its middle" (docs/detector-benchmark.md, "Regimes"):
+    short: bool = True  # also injected into short runs (20-150 logged points, logged every 5/10/20 steps)
+    early_lead: int | None = None  # early onsets: logged points before the onset (0: the first point); None: none
+    drift: object = None  # fn(run, rng, i0, magnitude) ramping from the first logged step to the last; None: none
+    drift_magnitude: tuple = ()
+    drift_unit: str = ""
+    length_headroom: bool = False  # runs start with completions far below the length cap (room to grow 5x)
+    since: int = 3  # generator version that added the type (older types keep their draws, see corpus.plan)
 
 
 def _level(run, name, i0, width=20):
@@ -70,12 +83,37 @@ def _scale_window(run, name, i0, i1, factor):
     run.sigma[name][i0:i1 + 1] *= np.abs(factor)
 
 
+def _log_every(run):
+    return int(run.params.get("log_every", 1))
+
+
+def _fast_ramp(run, rng, points, steps):
+    """Steps a fast fault takes: `points` (lo, hi) logged points when the trainer logs every few steps, `steps`
+    (lo, hi) when it logs every step ("within a few logged points" of a log that has a point per step would be a
+    jump no trainer shows)."""
+    every = _log_every(run)
+    if every > 1:
+        return int(rng.integers(points[0], points[1] + 1)) * every
+    return int(rng.integers(steps[0], steps[1] + 1))
+
+
+def _progress(run, i0, power=1.0):
+    """0 at i0, rising to 1 at the run's last step (steady faults that run to the end), as (t / T) ** power."""
+    t = np.clip((np.arange(run.n) - i0) / max(1, run.n - 1 - i0), 0.0, 1.0)[i0:]
+    return t ** power
+
+
+def _set_trend(run, name, i0, trend):
+    """Replaces the trend of a metric with relative noise from i0 on, keeping the run's own noise draws."""
+    _scale_window(run, name, i0, run.n - 1, trend / np.maximum(run.baseline[name][i0:], 1e-12))
+
+
 # ------------------------------------------------------------------------------------------------------------ KL
 def _kl_spike(run, rng, i0, mag):
     i1 = min(run.n - 1, i0 + int(rng.integers(0, 3)))
     run.metrics["policy/kl"][i0:i1 + 1] *= mag
     replay_controller(run, i0)
-    return i1, ["policy/kl"], ["kl_level_shift", "ratio_breach"]
+    return i1, ["policy/kl"], ["kl_level_shift", "ratio_breach", "kl_above_range"]
 
 
 def _kl_level_shift(run, rng, i0, mag):
@@ -83,7 +121,7 @@ def _kl_level_shift(run, rng, i0, mag):
     run.metrics["policy/kl"][i0:i1 + 1] += mag * _sigma(run, "policy/kl", i0)
     replay_controller(run, i0)
     # Under an adaptive controller a sustained shift is also, correctly, an off-target controller.
-    return i1, ["policy/kl"], ["kl_drift", "kl_controller_off_target", "kl_spike"]
+    return i1, ["policy/kl"], ["kl_drift", "kl_controller_off_target", "kl_spike", "kl_above_range"]
 
 
 def _kl_controller_off_target(run, rng, i0, mag):
@@ -102,7 +140,7 @@ def _kl_controller_off_target(run, rng, i0, mag):
                                    beta_start=beta[i0], responsiveness=responsiveness)
     run.metrics["policy/kl"][i0:] = kl[i0:]
     run.metrics["policy/kl_coef"][i0:] = new_beta[i0:]
-    return run.n - 1, ["policy/kl", "policy/kl_coef"], ["kl_level_shift", "kl_drift"]
+    return run.n - 1, ["policy/kl", "policy/kl_coef"], ["kl_level_shift", "kl_drift", "kl_above_range"]
 
 
 def _kl_drift(run, rng, i0, mag):
@@ -114,7 +152,7 @@ def _kl_drift(run, rng, i0, mag):
     factor = 1.0 + (mag - 1.0) * t ** power
     run.metrics["policy/kl"][i0:] *= factor[i0:]
     replay_controller(run, i0)
-    return run.n - 1, ["policy/kl"], ["kl_level_shift", "kl_controller_off_target"]
+    return run.n - 1, ["policy/kl"], ["kl_level_shift", "kl_controller_off_target", "kl_above_range"]
 
 
 # ------------------------------------------------------------------------------------------------------- entropy
@@ -132,7 +170,7 @@ def _entropy_surge(run, rng, i0, mag):
     i1 = _sustained_end(run, rng, i0, 100, 400)
     factor = 1.0 + (mag - 1.0) * _ramp(run.n, i0, ramp)[i0:i1 + 1]
     _scale_window(run, "policy/entropy", i0, i1, factor)
-    return i1, ["policy/entropy"], []
+    return i1, ["policy/entropy"], ["entropy_rise"]
 
 
 # -------------------------------------------------------------------------------------------------------- reward
@@ -154,7 +192,7 @@ def _reward_hacking_length(run, rng, i0, mag):
     run.metrics["policy/kl"][i0:] *= 1.0 + 0.5 * r
     replay_controller(run, i0)
     return run.n - 1, ["response/length_mean", "reward/mean"], ["truncation", "kl_drift", "kl_level_shift",
-                                                                 "reward_saturation"]
+                                                                 "reward_saturation", "length_growth"]
 
 
 # A run with a gold fault evaluates at least this often: a held-out metric logged a handful of times per run cannot
@@ -306,9 +344,11 @@ def _truncation(run, rng, i0, mag):
     lm[i0:i1 + 1] = (1 - r * mag) * lm[i0:i1 + 1] + r * mag * cap
     run.metrics["response/length_max"][i0:i1 + 1] = np.where(r > 0, cap, run.metrics["response/length_max"][i0:i1 + 1])
     rm = run.metrics["reward/mean"]
-    rm[i0:i1 + 1] -= r * mag * 0.5 * np.abs(rm[i0:i1 + 1] - rm[:i0].min())
+    lowest = rm[:i0].min() if i0 > 0 else rm[0]  # an onset at the first logged step has no history
+    rm[i0:i1 + 1] -= r * mag * 0.5 * np.abs(rm[i0:i1 + 1] - lowest)
     return i1, ["response/clipped_frac", "response/length_mean"], ["reward_hacking_length", "grpo_zero_variance",
-                                                                   "reward_saturation"]
+                                                                   "reward_saturation", "length_growth",
+                                                                   "reward_collapse"]
 
 
 def _logprob_mismatch(run, rng, i0, mag):
@@ -360,7 +400,7 @@ def _loss_plateau(run, rng, i0, mag):
         loss = run.metrics["policy/loss"]
         level = float(np.round(np.median(loss[max(0, i0 - 20):i0 + 1]), 4))
         loss[i0:] = level + (loss[i0:] - run.baseline["policy/loss"][i0:]) * mag
-        run.params["plateau_magnitude"] = mag
+        run.params["label_magnitude"] = mag
         return run.n - 1, ["policy/loss"], ["grad_vanishing", "reward_saturation", "grpo_zero_variance"]
     name = "train/loss"
     frozen = run.baseline[name][i0]
@@ -370,7 +410,7 @@ def _loss_plateau(run, rng, i0, mag):
     for other in ("pref/reward_margin", "pref/reward_accuracy", "pref/rewards_chosen", "pref/rewards_rejected"):
         base = run.baseline[other]
         run.metrics[other][i0:] = base[i0] + (run.metrics[other][i0:] - base[i0:])
-    run.params["plateau_magnitude"] = round(float(gap), 3)
+    run.params["label_magnitude"] = round(float(gap), 3)
     return run.n - 1, [name], ["grad_vanishing", "reward_saturation"]
 
 
@@ -399,59 +439,261 @@ def _throughput_drop(run, rng, i0, mag):
     return i1, ["perf/throughput", "perf/step_time"], []
 
 
+# ------------------------------------------------------------------------------- out-of-range levels and trends
+# Faults added with the short / early-onset / drift regimes: what real users' logs show at their first logged points
+# (tests/fixtures/real/): KL in whole nats, completions collapsing to a few tokens or growing to the cap, entropy
+# climbing, the reward falling back to where it started.
+_KL_CONSEQUENCES = ["kl_level_shift", "kl_drift", "kl_spike", "kl_controller_off_target"]
+
+
+def _kl_above_range(run, rng, i0, mag):
+    """Per-token KL leaves its healthy band (0.05-0.3 nats) and climbs to `mag` nats (0.5-5; reported: 0.002 at step
+    10, 0.8 at 50, about 3 from 100 on), exponentially over 2-10 logged points (5-100 steps when every step is
+    logged), and stays there."""
+    ramp = _fast_ramp(run, rng, (2, 10), (5, 100))
+    r = _ramp(run.n, i0, ramp)[i0:]
+    # Geometric interpolation from the clean trend to `mag` (a GRPO KL still growing from ~0 ends at `mag` too).
+    _scale_window(run, "policy/kl", i0, run.n - 1, (mag / np.maximum(run.baseline["policy/kl"][i0:], 1e-6)) ** r)
+    replay_controller(run, i0)
+    return run.n - 1, ["policy/kl"], _KL_CONSEQUENCES
+
+
+def _kl_above_range_drift(run, rng, i0, mag):
+    """From the first step KL climbs steadily to `mag` nats at the last: at a constant growth rate (exponential, it
+    leaves the healthy band late) or linearly (it leaves it early)."""
+    t = _progress(run, i0)
+    base = run.baseline["policy/kl"][i0:]
+    end = max(float(base[-1]), 1e-6)
+    growth = (mag / end) ** t if rng.random() < 0.5 else 1.0 + (mag / end - 1.0) * t
+    _scale_window(run, "policy/kl", i0, run.n - 1, growth)
+    replay_controller(run, i0)
+    return run.n - 1, ["policy/kl"], _KL_CONSEQUENCES
+
+
+def _kl_drift_from_start(run, rng, i0, mag):
+    """KL multiplied by 1 + (mag - 1) * (t / T) ** p, p in {1, 2}, from the first step to the last (T): the run drifts
+    away from its reference from the start and reaches `mag` x its clean level at the end."""
+    power = float(rng.choice([1.0, 2.0]))
+    _scale_window(run, "policy/kl", i0, run.n - 1, 1.0 + (mag - 1.0) * _progress(run, i0, power))
+    replay_controller(run, i0)
+    return run.n - 1, ["policy/kl"], ["kl_level_shift", "kl_controller_off_target", "kl_above_range"]
+
+
+def _entropy_rise(run, rng, i0, mag):
+    """Entropy rises steadily from the onset to `mag` x its onset level at the last step (1.5-3x; reported: 0.9 ->
+    6 nats), linearly, front-loaded (sqrt) or back-loaded (square); the clean decline stops at the onset."""
+    name = "policy/entropy"
+    power = float(rng.choice([0.5, 1.0, 2.0]))
+    start = float(run.baseline[name][i0])
+    _set_trend(run, name, i0, start * (1.0 + (mag - 1.0) * _progress(run, i0, power)))
+    return run.n - 1, [name], ["entropy_surge"]
+
+
+def _shrink_lengths(run, i0, factor, floor=1.0):
+    """Mean and max completion length (and the clipped fraction: short answers do not hit the cap) x factor."""
+    mean = run.baseline["response/length_mean"][i0:]
+    factor = np.maximum(factor, floor / np.maximum(mean, 1e-9))
+    for name in ("response/length_mean", "response/length_max", "response/clipped_frac"):
+        _scale_window(run, name, i0, run.n - 1, factor)
+    return factor
+
+
+_LENGTH_COLLAPSE_CONSEQUENCES = ["entropy_collapse", "entropy_surge", "entropy_rise"]
+
+
+def _length_collapse(run, rng, i0, mag):
+    """Mean completion length falls to `mag` (1-30%) of its clean level (reported: 393 -> 5 tokens in 6 logged
+    points) and stays: half of the runs within 1-5 logged points (2-20 steps when every step is logged), half
+    steadily to the end of the run, at a constant rate. Lengths never go below one token."""
+    if rng.random() < 0.5:
+        r = _ramp(run.n, i0, _fast_ramp(run, rng, (1, 5), (2, 20)))[i0:]
+    else:
+        r = _progress(run, i0)
+    factor = _shrink_lengths(run, i0, mag ** r)
+    run.params["label_magnitude"] = float(factor[-1])  # above `mag` only where the one-token floor stopped it
+    return run.n - 1, ["response/length_mean"], _LENGTH_COLLAPSE_CONSEQUENCES
+
+
+def _length_collapse_drift(run, rng, i0, mag):
+    """From the first step the completions shrink steadily to `mag` (10-40%) of their starting length at the last
+    step, linearly or at a constant rate."""
+    t = _progress(run, i0)
+    start = float(run.baseline["response/length_mean"][i0])
+    base = run.baseline["response/length_mean"][i0:].copy()
+    target = start * (mag ** t if rng.random() < 0.5 else 1.0 - (1.0 - mag) * t)
+    factor = _shrink_lengths(run, i0, target / base)
+    run.params["label_magnitude"] = float(base[-1] * factor[-1] / start)
+    return run.n - 1, ["response/length_mean"], _LENGTH_COLLAPSE_CONSEQUENCES
+
+
+def _length_growth(run, rng, i0, mag):
+    """Mean completion length grows steadily from the onset to `mag` x its onset level at the last step (2-5x;
+    reported: 305 -> 930 of a 1024 cap), linearly or front-loaded; the longest completions and the clipped fraction
+    grow with it. The run starts far below the cap (length_headroom), and the growth stops at 0.9 x cap."""
+    name = "response/length_mean"
+    cap = run.params["max_length"]
+    start = float(run.baseline[name][i0])
+    mag = min(mag, 0.9 * cap / start)
+    run.params["label_magnitude"] = mag
+    power = float(rng.choice([0.5, 1.0]))
+    growth = start * (1.0 + (mag - 1.0) * _progress(run, i0, power)) / np.maximum(run.baseline[name][i0:], 1e-9)
+    for other in (name, "response/length_max", "response/clipped_frac"):
+        _scale_window(run, other, i0, run.n - 1, growth)
+    np.minimum(run.metrics["response/length_max"], cap, out=run.metrics["response/length_max"])
+    np.minimum(run.metrics[name], cap, out=run.metrics[name])
+    np.clip(run.metrics["response/clipped_frac"], 0.0, 1.0, out=run.metrics["response/clipped_frac"])
+    return run.n - 1, [name], ["reward_hacking_length", "truncation"]
+
+
+# The reward must have climbed this many reward-noise sigmas above its start before it can collapse: a "collapse"
+# of a reward that never rose is not confirmable from the log.
+REWARD_COLLAPSE_MIN_GAIN = 5.0
+
+
+def _reward_collapse_onset(run, rng):
+    """A logged step in 25-70% of the run where the reward has gained REWARD_COLLAPSE_MIN_GAIN sigmas (else the
+    logged step of the largest gain before 85%)."""
+    every = _log_every(run)
+    logged = np.arange(every - 1, run.n, every)
+    base, sigma = run.baseline["reward/mean"], run.sigma["reward/mean"]
+    gain = (np.maximum.accumulate(base) - base[0]) / np.maximum(sigma, 1e-12)
+    frac = logged / max(1, run.n - 1)
+    window = logged[(frac >= 0.25) & (frac <= 0.7)]
+    ok = window[gain[window] >= REWARD_COLLAPSE_MIN_GAIN]
+    if ok.size:
+        return int(rng.choice(ok))
+    late = logged[(frac >= 0.25) & (frac <= 0.85)]
+    return int(late[np.argmax(gain[late])]) if late.size else int(logged[len(logged) // 2])
+
+
+def _reward_collapse(run, rng, i0, mag):
+    """The mean reward falls from its best level back to its start or below and stays there (reported: 0.44 -> 0.0
+    within 6 logged points). `mag` is the fraction of the gain (best - start) lost: 1 = back to the start, 1.5 = half
+    the gain below it (an accuracy reward stops at 0). Half of the runs fall within 1-6 logged points (5-60 steps
+    when every step is logged), half over 10-30% of the run. GRPO's group statistics follow the accuracy (zero-std
+    groups -> 1 as it nears 0); the held-out reward loses the same fraction of its gain."""
+    name = "reward/mean"
+    base = run.baseline[name]
+    start, best = float(base[0]), float(base[:i0 + 1].max())
+    gain = max(best - start, 1e-9)
+    target = start - (mag - 1.0) * gain
+    if run.algorithm == "grpo":
+        target = max(target, 0.0)
+    run.params["label_magnitude"] = (best - target) / gain
+    if rng.random() < 0.5:
+        ramp = _fast_ramp(run, rng, (1, 6), (5, 60))
+    else:
+        ramp = max(1, min(int(run.n * rng.uniform(0.1, 0.3)), run.n - 1 - i0))
+    r = _ramp(run.n, i0, ramp)[i0:]
+    old = base[i0:].copy()
+    new = (1.0 - r) * old + r * target
+    run.metrics[name][i0:] += new - old
+    run.baseline[name][i0:] = new
+    if run.algorithm == "grpo":
+        np.clip(run.metrics[name], 0.0, 1.0, out=run.metrics[name])
+        group = run.params["group_size"]
+        spread_old, spread_new = (np.sqrt(np.clip(a * (1 - a), 1e-4, None)) for a in (old, new))
+        zero_old, zero_new = (a ** group + (1.0 - a) ** group for a in (old, new))
+        _scale_window(run, "reward/std", i0, run.n - 1, spread_new / spread_old)
+        _scale_window(run, "reward/group_std", i0, run.n - 1,
+                      spread_new * (1 - zero_new) / np.maximum(spread_old * (1 - zero_old), 1e-9))
+        _scale_window(run, "advantage/std", i0, run.n - 1, (1 - zero_new) / np.maximum(1 - zero_old, 1e-9))
+        z = run.metrics["reward/frac_zero_std"]
+        z[i0:] = np.clip(z[i0:] + zero_new - zero_old, 0.0, 1.0)
+    gold_trend = run.baseline[GOLD_REWARD]
+    lost = (gold_trend[i0:] - gold_trend[0]) * run.params["label_magnitude"] * r
+    run.metrics[GOLD_REWARD][i0:] -= lost
+    run.params["gold_every_step"][i0:] -= lost
+    return run.n - 1, [name], ["grpo_zero_variance", "advantage_collapse", "reward_saturation"]
+
+
 _RL = ("ppo", "grpo")
 _ALL = ("ppo", "grpo", "dpo")
 
 CATALOG = {f.name: f for f in [
-    FaultType("kl_spike", _RL, (5.0, 20.0), "x level", "KL jumps for 1-3 steps", _kl_spike),
+    FaultType("kl_spike", _RL, (5.0, 20.0), "x level", "KL jumps for 1-3 steps", _kl_spike, early_lead=3),
     FaultType("kl_level_shift", _RL, (3, 4, 5, 6), "sigma", "KL steps up and stays", _kl_level_shift),
     FaultType("kl_controller_off_target", ("ppo",), (2.0, 4.0), "x drift pressure",
               "adaptive KL controller cannot hold the target", _kl_controller_off_target),
     FaultType("kl_drift", _RL, (3.0, 10.0), "x level after 150-600 steps", "KL runs away (linear or quadratic)",
-              _kl_drift),
+              _kl_drift, drift=_kl_drift_from_start, drift_magnitude=(3.0, 10.0), drift_unit="x level at the end"),
     FaultType("entropy_collapse", _RL, (0.7, 0.95), "fraction of level lost", "entropy falls and stays low",
-              _entropy_collapse),
-    FaultType("entropy_surge", _RL, (2.0, 4.0), "x level", "entropy rises suddenly", _entropy_surge),
+              _entropy_collapse, early_lead=2),
+    FaultType("entropy_surge", _RL, (2.0, 4.0), "x level", "entropy rises suddenly", _entropy_surge, early_lead=2),
     FaultType("reward_hacking_length", _RL, (1.8, 3.0), "x response length", "reward rises with response length",
               _reward_hacking_length),
+    # Short runs evaluate a handful of times (evals every 25-200 steps): a gold decline is not confirmable there.
     FaultType("reward_hacking_gold", _RL, (4.0, 10.0), "gold-reward sigma", "proxy reward up, gold reward down",
-              _reward_hacking_gold),
+              _reward_hacking_gold, short=False),
     FaultType("reward_saturation", _RL, (0.8, 0.95), "fraction of reward spread lost", "reward pinned at a ceiling",
               _reward_saturation),
-    FaultType("grad_explosion", _ALL, (10.0, 1000.0), "x level", "grad norm grows geometrically", _grad_explosion),
+    FaultType("grad_explosion", _ALL, (10.0, 1000.0), "x level", "grad norm grows geometrically", _grad_explosion,
+              early_lead=2),
     FaultType("grad_vanishing", _ALL, (20.0, 1000.0), "1/x level", "grad norm falls towards zero",
-              _grad_vanishing),
-    FaultType("grad_spike", _ALL, (10.0, 50.0), "x level", "grad norm jumps for 1-3 steps", _grad_spike),
-    FaultType("grad_imbalance", ("ppo",), (10.0, 50.0), "x value grad norm", "value gradients dominate",
+              _grad_vanishing, early_lead=2),
+    FaultType("grad_spike", _ALL, (10.0, 50.0), "x level", "grad norm jumps for 1-3 steps", _grad_spike,
+              early_lead=3),
+    FaultType("grad_imbalance", ("ppo",), (50.0, 200.0), "x value grad norm", "value gradients dominate",
               _grad_imbalance),
-    FaultType("advantage_bias", _RL, (0.1, 0.5), "x advantage std", "advantage mean leaves zero", _advantage_bias),
+    FaultType("advantage_bias", _RL, (0.1, 0.5), "x advantage std", "advantage mean leaves zero", _advantage_bias,
+              early_lead=0),
     FaultType("advantage_collapse", _RL, (10.0, 100.0), "1/x advantage std", "advantage std collapses",
-              _advantage_collapse),
+              _advantage_collapse, early_lead=2),
     FaultType("clip_fraction_high", _RL, (0.25, 0.5), "clip fraction", "clip fraction rises and stays high",
-              _clip_fraction_high),
+              _clip_fraction_high, early_lead=0),
     FaultType("ratio_breach", _RL, (2.0, 12.0), "mean importance ratio", "importance ratio leaves 1",
-              _ratio_breach),
+              _ratio_breach, early_lead=0),
     FaultType("grpo_zero_variance", ("grpo",), (0.9, 1.0), "zero-std group fraction",
-              "all groups get identical rewards", _grpo_zero_variance),
-    FaultType("truncation", _RL, (0.5, 1.0), "clipped fraction", "completions hit the length cap", _truncation),
-    FaultType("non_finite", _ALL, (1, 1, 5, 1000000), "steps of NaN/Inf", "NaN or Inf in a metric", _non_finite),
+              "all groups get identical rewards", _grpo_zero_variance, early_lead=0),
+    FaultType("truncation", _RL, (0.5, 1.0), "clipped fraction", "completions hit the length cap", _truncation,
+              early_lead=0),
+    FaultType("non_finite", _ALL, (1, 1, 5, 1000000), "steps of NaN/Inf", "NaN or Inf in a metric", _non_finite,
+              early_lead=0),
     FaultType("loss_plateau", _ALL, (0.0, 0.02), "PPO/GRPO: fraction of loss noise left; DPO: loss-noise sigma "
               "between frozen and expected final loss", "the loss stops moving", _loss_plateau,
               choose_onset=_plateau_onset),
     FaultType("lr_anomaly", _ALL, (10.0, 100.0), "x scheduled lr (up or down)", "lr leaves its schedule",
               _lr_anomaly),
-    FaultType("memory_leak", _ALL, (0.1, 0.6), "x level by the end", "memory grows linearly", _memory_leak),
+    FaultType("memory_leak", _ALL, (0.1, 0.6), "x level by the end", "memory grows linearly", _memory_leak,
+              drift=_memory_leak, drift_magnitude=(0.1, 0.6), drift_unit="x level by the end"),
     FaultType("throughput_drop", _ALL, (0.3, 0.7), "fraction of throughput lost", "throughput falls and stays low",
               _throughput_drop),
     FaultType("logprob_mismatch", ("grpo",), (3.0, 10.0), "x level", "rollout/trainer log-probs drift apart",
               _logprob_mismatch),
+    FaultType("kl_above_range", _RL, (0.5, 5.0), "nats per token", "KL climbs far above its healthy band",
+              _kl_above_range, early_lead=0, drift=_kl_above_range_drift, drift_magnitude=(0.5, 5.0),
+              drift_unit="nats per token at the end", since=4),
+    FaultType("length_collapse", _RL, (0.01, 0.3), "fraction of the clean length left",
+              "completions collapse to a few tokens", _length_collapse, early_lead=2, drift=_length_collapse_drift,
+              drift_magnitude=(0.1, 0.4), drift_unit="fraction of the starting length left at the end", since=4),
+    FaultType("length_growth", _RL, (2.0, 5.0), "x onset length at the end", "completions grow steadily",
+              _length_growth, drift=_length_growth, drift_magnitude=(2.0, 5.0),
+              drift_unit="x starting length at the end", length_headroom=True, since=4),
+    FaultType("entropy_rise", _RL, (1.5, 3.0), "x onset entropy at the end", "entropy rises steadily",
+              _entropy_rise, drift=_entropy_rise, drift_magnitude=(1.5, 3.0),
+              drift_unit="x starting entropy at the end", since=4),
+    FaultType("reward_collapse", _RL, (1.0, 1.5), "fraction of the reward gain lost",
+              "reward falls back to its start or below", _reward_collapse, choose_onset=_reward_collapse_onset,
+              since=4),
 ]}
 
 FAULT_TYPES = tuple(CATALOG)
 
+# Onset regimes: "mid" (25-70% of the run, or the type's own rule), "early" (the first 15% of the run's logged
+# points, at least the type's early_lead points in; half of them within the first five points after that lead),
+# "drift" (the fault ramps from the first logged step to the last).
+ONSETS = ("mid", "early", "drift")
+EARLY_FRACTION = 0.15
+EARLY_FIRST_POINTS = 5
 
-def draw_magnitude(fault: FaultType, rng: np.random.Generator) -> float:
-    m = fault.magnitude
+
+def onsets(fault: FaultType) -> tuple:
+    return tuple(o for o in ONSETS if o == "mid" or (o == "early" and fault.early_lead is not None)
+                 or (o == "drift" and fault.drift is not None))
+
+
+def draw_magnitude(fault: FaultType, rng: np.random.Generator, magnitude: tuple = ()) -> float:
+    m = magnitude or fault.magnitude
     if len(m) > 2:
         return float(rng.choice(m))
     lo, hi = m
@@ -462,21 +704,53 @@ def draw_magnitude(fault: FaultType, rng: np.random.Generator) -> float:
     return float(rng.uniform(lo, hi))
 
 
-def inject(run: SyntheticRun, fault_name: str, rng: np.random.Generator) -> Label:
+def _logged_at_or_after(index, every):
+    """The first logged row (steps every, 2 every, ...; index every - 1, ...) at or after an optimizer-step index."""
+    return (index // every + 1) * every - 1
+
+
+def _early_onset(run, rng, lead, every):
+    points = run.n // every
+    hi = max(lead, int(EARLY_FRACTION * points))
+    if rng.random() < 0.5:
+        hi = min(hi, lead + EARLY_FIRST_POINTS - 1)
+    return (int(rng.integers(lead, hi + 1)) + 1) * every - 1
+
+
+def inject(run: SyntheticRun, fault_name: str, rng: np.random.Generator, onset: str = "mid") -> Label:
+    """Injects one fault into a clean run (one row per optimizer step, `run.params["log_every"]` the logging
+    interval the run will be subsampled to) and returns its label, in logged steps."""
     fault = CATALOG[fault_name]
     if run.algorithm not in fault.algorithms:
         raise ValueError("fault %s does not apply to %s runs" % (fault_name, run.algorithm))
-    if fault.choose_onset is not None:
-        i0 = fault.choose_onset(run, rng)
+    if onset not in onsets(fault):
+        raise ValueError("fault %s has no %s-onset regime" % (fault_name, onset))
+    every = int(run.params.get("log_every", 1))
+    run.params.pop("label_magnitude", None)
+    unit, injector = fault.unit, fault.inject
+    if onset == "drift":
+        # The ramp starts at the first logged step, so the log shows all of it: a steep start between step 0 and the
+        # first logged row would be growth no detector could see, yet counted in the label's magnitude.
+        i0 = every - 1
+        magnitude = draw_magnitude(fault, rng, fault.drift_magnitude)
+        unit, injector = fault.drift_unit, fault.drift
+    elif onset == "early":
+        i0 = _early_onset(run, rng, fault.early_lead, every)
+        magnitude = draw_magnitude(fault, rng)
     else:
-        lo, hi = fault.onset_range
-        i0 = int(rng.integers(int(lo * run.n), int(hi * run.n)))
-    magnitude = draw_magnitude(fault, rng)
-    i1, metrics, also_accept = fault.inject(run, rng, i0, magnitude)
-    if fault_name == "loss_plateau":
-        magnitude = run.params["plateau_magnitude"]
-    elif fault_name == "non_finite":
+        if fault.choose_onset is not None:
+            i0 = _logged_at_or_after(fault.choose_onset(run, rng), every)
+        else:
+            lo, hi = fault.onset_range
+            points = run.n // every
+            i0 = (int(rng.integers(int(lo * points), int(hi * points))) + 1) * every - 1
+        magnitude = draw_magnitude(fault, rng)
+    i1, metrics, also_accept = injector(run, rng, i0, magnitude)
+    magnitude = run.params.pop("label_magnitude", magnitude)
+    if fault_name == "non_finite":
         magnitude = i1 - i0 + 1
-    return Label(fault=fault_name, metrics=list(metrics), onset_step=int(run.steps[i0]),
-                 end_step=int(run.steps[i1]), magnitude=float(magnitude), unit=fault.unit,
+    first = _logged_at_or_after(i0, every)
+    last = max(first, (i1 + 1) // every * every - 1)
+    return Label(fault=fault_name, metrics=list(metrics), onset_step=int(run.steps[first]),
+                 end_step=int(run.steps[last]), magnitude=float(magnitude), unit=unit,
                  also_accept=sorted(set(also_accept) - {fault_name}))

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Detector-quality benchmark for `rldk scan`: generate a labeled corpus, scan it, print and write the table.
 
-    python3 bench/fault_bench/run.py                 # full corpus (~910 runs, ~1.05M steps; about 30 s)
-    python3 bench/fault_bench/run.py --quick         # 3 runs per fault type + 25k clean steps
+    python3 bench/fault_bench/run.py                 # full corpus (~2,530 runs, ~1.38M logged steps; about 50 s)
+    python3 bench/fault_bench/run.py --quick         # 3 long + 2 per regime per fault type, ~28k clean steps
     python3 bench/fault_bench/run.py --generate-only # just write the corpus (to tune detectors against)
     python3 bench/fault_bench/run.py --scan-json scan.json   # evaluate a saved `rldk scan --json` document
 
@@ -17,11 +17,12 @@ import json
 import os
 import sys
 import time
+from dataclasses import asdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fault_bench import corpus as corpus_mod  # noqa: E402
-from fault_bench.evaluate import MatchOptions, evaluate, findings_from_scan  # noqa: E402
+from fault_bench.evaluate import MatchOptions, evaluate, evaluate_by_regime, findings_from_scan  # noqa: E402
 from fault_bench.faults import FAULT_TYPES  # noqa: E402
 from fault_bench.report import GOALS, to_json, to_markdown  # noqa: E402
 from fault_bench.scan import ROOT, check_scan_available, find_rldk, scan_corpus  # noqa: E402
@@ -40,13 +41,13 @@ def _corpus(args):
         with open(manifest_path) as f:
             m = json.load(f)
         fresh = not (m.get("generator") == corpus_mod.GENERATOR_VERSION and m.get("seed") == args.seed
-                     and m.get("runs_per_fault") == size.runs_per_fault
-                     and m.get("clean_steps") == size.clean_steps)
+                     and m.get("size") == asdict(size))
     if fresh:
         t0 = time.perf_counter()
         m = corpus_mod.write_corpus(directory, size, args.seed)
-        print("generated %d runs (%d steps) in %.1f s -> %s" % (
-            len(m["runs"]), sum(r["steps"] for r in m["runs"]), time.perf_counter() - t0, directory),
+        print("generated %d runs (%d logged steps, %d optimizer steps) in %.1f s -> %s" % (
+            len(m["runs"]), sum(r["points"] for r in m["runs"]), sum(r["steps"] for r in m["runs"]),
+            time.perf_counter() - t0, directory),
             file=sys.stderr)
     manifest, labels = corpus_mod.read_corpus(directory)
     return name, directory, manifest, labels
@@ -55,7 +56,8 @@ def _corpus(args):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    p.add_argument("--quick", action="store_true", help="small corpus: 3 runs per fault type, 25k clean steps")
+    p.add_argument("--quick", action="store_true",
+                   help="small corpus: 3 long runs and 2 runs per other regime per fault type, ~28k clean steps")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--corpus-dir", help="where the corpus lives (default bench/data/fault_bench/<size>-<seed>); an "
                    "existing corpus there is used as it is")
@@ -93,14 +95,17 @@ def main(argv=None) -> int:
             findings, _, seconds = scan_corpus(rldk, directory, run_ids)
         options = MatchOptions(tolerance=args.tolerance, max_delay=args.max_delay, min_severity=args.min_severity)
         result = evaluate(labels, findings, options, fault_types=FAULT_TYPES)
+        by_regime = evaluate_by_regime(labels, findings, options, fault_types=FAULT_TYPES)
     except (OSError, RuntimeError, ValueError, KeyError) as e:
         print("fault_bench: %s" % e, file=sys.stderr)
         return 2
-    meta = {"corpus": name, "seed": args.seed, "runs": len(run_ids),
-            "total_steps": sum(r["steps"] for r in manifest["runs"]), "scan_seconds": round(seconds, 2),
+    meta = {"corpus": name, "seed": args.seed, "runs": len(run_ids), "generator": manifest.get("generator"),
+            "total_steps": sum(r["steps"] for r in manifest["runs"]),
+            "logged_steps": sum(r.get("points", r["steps"]) for r in manifest["runs"]),
+            "scan_seconds": round(seconds, 2),
             "rldk": rldk if args.scan_json else os.path.relpath(rldk, ROOT), "tolerance": options.tolerance,
             "max_delay": options.max_delay, "min_severity": options.min_severity}
-    doc = to_json(result, meta)
+    doc = to_json(result, meta, by_regime)
     markdown = to_markdown(doc)
     out = args.out or directory
     os.makedirs(out, exist_ok=True)

@@ -56,6 +56,22 @@ class SyntheticRun:
         # An exact column has no noise; a floor keeps "k sigma" well defined for injectors.
         self.sigma[name] = np.maximum(np.abs(values) * 1e-3, 1e-12)
 
+    def subsample(self, every: int) -> "SyntheticRun":
+        """The run as a trainer that logs every `every` optimizer steps writes it: the rows of steps every, 2 every,
+        ... with the values of that step (HF Trainer logs grad_norm and the learning rate this way; verl and OpenRLHF
+        log each step's batch statistics). Noise, trends and faults are generated per optimizer step, so a fault
+        lasting a few steps between two logging steps is not in the log, as in a real one."""
+        if every == 1:
+            return self
+        keep = np.arange(every - 1, self.n, every)
+        where = {int(i): k for k, i in enumerate(keep)}
+        return SyntheticRun(
+            run_id=self.run_id, algorithm=self.algorithm, steps=self.steps[keep],
+            metrics={k: v[keep] for k, v in self.metrics.items()}, sigma={k: v[keep] for k, v in self.sigma.items()},
+            baseline={k: v[keep] for k, v in self.baseline.items()}, params=dict(self.params),
+            non_finite={name: {where[i]: kind for i, kind in cells.items() if i in where}
+                        for name, cells in self.non_finite.items()})
+
     def _special_row(self, i, names, row):
         parts = ['"step": %d' % row[0]]
         for name, value in zip(names, row[1:]):

@@ -3,6 +3,7 @@ the evaluator is exercised on hand-made scan documents."""
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -13,20 +14,26 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from fault_bench import algorithms, corpus  # noqa: E402
-from fault_bench.evaluate import Finding, MatchOptions, evaluate  # noqa: E402
-from fault_bench.faults import CATALOG, FAULT_TYPES  # noqa: E402
+from fault_bench.evaluate import Finding, MatchOptions, evaluate, evaluate_by_regime  # noqa: E402
+from fault_bench.faults import CATALOG, EARLY_FRACTION, FAULT_TYPES, onsets  # noqa: E402
 from fault_bench.labels import Label, RunLabels, read_labels  # noqa: E402
 
 CONTRACT_FAULTS = """kl_spike kl_level_shift kl_controller_off_target kl_drift entropy_collapse entropy_surge
 reward_hacking_length reward_hacking_gold reward_saturation grad_explosion grad_vanishing grad_spike grad_imbalance
 advantage_bias advantage_collapse clip_fraction_high ratio_breach grpo_zero_variance truncation non_finite
-loss_plateau lr_anomaly memory_leak throughput_drop logprob_mismatch""".split()
+loss_plateau lr_anomaly memory_leak throughput_drop logprob_mismatch kl_above_range length_collapse length_growth
+reward_collapse entropy_rise""".split()
 
 TINY = corpus.CorpusSize(runs_per_fault=1, clean_steps=300)
 
 
 def test_catalog_covers_every_contract_fault_type():
     assert sorted(FAULT_TYPES) == sorted(CONTRACT_FAULTS)
+    # The contract is the scan catalog's own list (src/core/detect/catalog.cpp, fault_types()).
+    source = (ROOT / "src" / "core" / "detect" / "catalog.cpp").read_text()
+    block = source[source.index("fault_types() {"):]
+    block = block[:block.index("};")]
+    assert sorted(re.findall(r'"([a-z_]+)"', block)) == sorted(CONTRACT_FAULTS)
 
 
 def test_plan_generates_every_fault_type_on_every_algorithm_it_applies_to():
@@ -35,8 +42,39 @@ def test_plan_generates_every_fault_type_on_every_algorithm_it_applies_to():
     for name, fault in CATALOG.items():
         for algorithm in fault.algorithms:
             assert (name, algorithm) in seen, (name, algorithm)
-    assert sum(p.steps for p in planned if p.fault is None) >= corpus.QUICK.clean_steps
-    assert sum(p.steps for p in corpus.plan(corpus.FULL, seed=7) if p.fault is None) >= 100_000
+    assert sum(p.steps for p in planned if p.regime == "long-clean") >= corpus.QUICK.clean_steps
+    assert sum(p.points for p in planned if p.regime == "short-clean") >= corpus.QUICK.short_clean_points
+    full = corpus.plan(corpus.FULL, seed=7)
+    assert sum(p.steps for p in full if p.regime == "long-clean") >= 100_000
+    assert sum(p.points for p in full if p.regime == "short-clean") >= 50_000
+    assert len({p.run_id for p in full}) == len(full)
+
+
+def test_plan_has_every_regime_of_every_fault_type():
+    planned = corpus.plan(corpus.QUICK, seed=7)
+    seen = {(p.fault, p.regime.split("-")[1]) for p in planned if p.fault}
+    for name, fault in CATALOG.items():
+        for onset in onsets(fault):
+            assert (name, onset) in seen, (name, onset)
+    assert (("reward_hacking_gold", "mid") in seen and
+            not any(p.fault == "reward_hacking_gold" and p.regime == "short-mid" for p in planned))
+    for p in planned:
+        if p.regime.startswith("short"):
+            assert p.log_every in corpus.LOG_EVERY and min(corpus.SHORT_POINTS) <= p.points <= max(corpus.SHORT_POINTS)
+        else:
+            assert p.log_every == 1
+    regimes = {p.regime for p in planned}
+    assert set(corpus.REGIMES) | {"long-clean", "short-clean"} == regimes
+
+
+def test_long_mid_runs_and_long_clean_runs_keep_their_draws_when_regimes_are_added():
+    """The long mid-onset runs of older fault types are planned as before the short/early/drift regimes came."""
+    small = corpus.CorpusSize(runs_per_fault=2, clean_steps=3000)
+    big = corpus.CorpusSize(runs_per_fault=2, clean_steps=3000, short_runs_per_fault=2, early_runs_per_fault=2,
+                            drift_runs_per_fault=2, short_clean_points=500)
+    old = [p for p in corpus.plan(small, seed=5) if CATALOG.get(p.fault) is None or CATALOG[p.fault].since <= 3]
+    new = [p for p in corpus.plan(big, seed=5) if p.regime in ("long-mid", "long-clean")]
+    assert old == new[:len(old)]
 
 
 def test_same_seed_same_run_and_labels(tmp_path):
@@ -52,18 +90,35 @@ def test_same_seed_same_run_and_labels(tmp_path):
     assert not np.array_equal(a_run.metrics["policy/kl"][:100], c_run.metrics["policy/kl"][:100])
 
 
-@pytest.mark.parametrize("fault_name", CONTRACT_FAULTS)
-def test_labels_match_the_injection(fault_name):
+_REGIME_CASES = [(name, regime, every) for name in CONTRACT_FAULTS for regime, every in
+                 [("long-mid", 1), ("short-mid", 10), ("long-early", 1), ("short-early", 20), ("long-drift", 1),
+                  ("short-drift", 5)]
+                 if regime.split("-")[1] in onsets(CATALOG[name])
+                 and (regime != "short-mid" or CATALOG[name].short)]
+
+
+@pytest.mark.parametrize("fault_name,regime,every", _REGIME_CASES)
+def test_labels_match_the_injection(fault_name, regime, every):
     """Against a clean twin (same seed, no fault): nothing changes before the labeled onset, every labeled metric
     changes inside [onset, end], and the magnitude lies in the documented range."""
     fault = CATALOG[fault_name]
+    onset = regime.split("-")[1]
     for k, algorithm in enumerate(fault.algorithms):
-        planned = corpus.PlannedRun("t", algorithm, 300, fault_name, (11, k))
+        steps = 300 if every == 1 else 40 * every
+        planned = corpus.PlannedRun("t", algorithm, steps, fault_name, (11, k), regime, every)
         run, labels = corpus.build(planned)
-        twin = algorithms.generate(algorithm, "t", 300, np.random.default_rng(list(planned.seed)))
+        twin = corpus.clean_twin(planned)
+        assert list(run.steps) == list(range(every, steps + 1, every))
         (label,) = labels.faults
-        i0, i1 = label.onset_step - 1, label.end_step - 1
-        assert 0 < i0 <= i1 < run.n
+        assert label.onset_step % every == 0 and label.end_step % every == 0
+        i0, i1 = label.onset_step // every - 1, label.end_step // every - 1
+        assert 0 <= i0 <= i1 < run.n
+        if onset == "mid":
+            assert i0 > 0
+        elif onset == "early":
+            assert fault.early_lead <= i0 <= max(fault.early_lead, int(EARLY_FRACTION * run.n))
+        else:
+            assert i0 == 0 and i1 == run.n - 1
         for name, values in run.metrics.items():
             before, twin_before = values[:i0], twin.metrics[name][:i0]
             if fault_name == "reward_hacking_gold" and name == algorithms.GOLD_REWARD:
@@ -78,28 +133,37 @@ def test_labels_match_the_injection(fault_name):
             assert name in run.metrics, name
             changed = ~np.isclose(run.metrics[name][i0:i1 + 1], twin.metrics[name][i0:i1 + 1], equal_nan=True)
             assert changed.any() or run.non_finite.get(name), (fault_name, algorithm, name)
+        documented = fault.drift_magnitude if onset == "drift" else fault.magnitude
+        assert label.unit == (fault.drift_unit if onset == "drift" else fault.unit)
         if fault_name == "loss_plateau" and algorithm == "dpo":
             assert label.magnitude > 0  # the frozen loss sits above where it would have ended
-        elif len(fault.magnitude) == 2:
-            lo, hi = fault.magnitude
-            assert lo <= label.magnitude <= hi
+        elif len(documented) == 2:
+            lo, hi = documented
+            assert lo - 1e-9 <= label.magnitude <= hi + 1e-9, (label.magnitude, documented)
         elif fault_name != "non_finite":
-            assert label.magnitude in fault.magnitude
+            assert label.magnitude in documented
         assert fault_name not in label.also_accept
         assert set(label.also_accept) <= set(CONTRACT_FAULTS)
 
 
 def test_written_runs_are_json_with_canonical_names(tmp_path):
-    manifest = corpus.write_corpus(str(tmp_path), TINY, seed=5, faults=["non_finite", "reward_hacking_gold"])
+    size = corpus.CorpusSize(runs_per_fault=1, clean_steps=300, short_runs_per_fault=1, early_runs_per_fault=1,
+                             short_clean_points=20)
+    manifest = corpus.write_corpus(str(tmp_path), size, seed=5, faults=["non_finite", "reward_hacking_gold",
+                                                                        "kl_above_range"])
     known = set(_canonical_names()) | {algorithms.GOLD_REWARD}
+    assert {e["regime"] for e in manifest["runs"]} >= {"long-mid", "short-mid", "short-early", "long-clean",
+                                                       "short-clean"}
     for entry in manifest["runs"]:
         lines = (tmp_path / entry["path"]).read_text().splitlines()
-        assert len(lines) == entry["steps"]
+        every = entry["log_every"]
+        assert len(lines) == entry["points"] == entry["steps"] // every
         records = [json.loads(line) for line in lines]
-        assert [r["step"] for r in records] == list(range(1, entry["steps"] + 1))
+        assert [r["step"] for r in records] == list(range(every, entry["steps"] + 1, every))
         names = set().union(*records) - {"step"}
         assert names <= known, names - known
         labels = read_labels(str(tmp_path / (entry["run_id"] + ".labels.json")))
+        assert (labels.log_every, labels.regime) == (every, entry["regime"])
         if entry["fault"] == "non_finite":
             (label,) = labels.faults
             bad = [r for r in records if any(isinstance(v, float) and not np.isfinite(v) for v in r.values())]
@@ -166,6 +230,29 @@ def test_false_alarms_per_10k_clean_steps_and_severity_floor():
     assert r_critical["false_alarms_per_10k"] == pytest.approx(1.0)
 
 
+def test_short_runs_match_within_one_logging_interval_and_count_logged_steps():
+    """A run logged every 20 steps can only date a change to a logged step: the tolerance is at least one interval.
+    False alarms are counted per logged step (a short clean run of 1,000 steps logged every 10 is 100 of them)."""
+    label = Label("kl_above_range", ["policy/kl"], 200, 600, 2.0, "nats per token", [])
+    labels = {"s": RunLabels("s", "grpo", 600, [label], log_every=20, regime="short-early"),
+              "c": RunLabels("c", "ppo", 1000, [], log_every=10, regime="short-clean"),
+              "l": RunLabels("l", "ppo", 500, [], regime="long-clean")}
+    hit = evaluate(labels, [_f("s", "kl_above_range", 180)], MatchOptions(tolerance=10))
+    stats = hit["faults"]["kl_above_range"]
+    assert (stats.detected, stats.early, stats.delays) == (1, 1, [0])
+    assert evaluate(labels, [_f("s", "kl_above_range", 179)])["faults"]["kl_above_range"].detected == 0
+    late = evaluate(labels, [_f("s", "kl_above_range", 260)])["faults"]["kl_above_range"]
+    assert late.delays == [60] and late.delays_points == [3.0]
+    r = evaluate(labels, [_f("c", "kl_spike", 500)])
+    assert (r["clean_steps"], r["clean_runs"], r["clean_runs_with_alarms"]) == (600, 2, 1)
+    assert r["false_alarms_per_10k"] == pytest.approx(10_000 / 600)
+    groups = evaluate_by_regime(labels, [_f("c", "kl_spike", 500), _f("s", "kl_above_range", 200)])
+    assert set(groups) == {"short-early", "short", "early", "long"}
+    assert groups["short"]["clean_steps"] == 100 and len(groups["short"]["clean_false_alarms"]) == 1
+    assert groups["long"]["clean_steps"] == 500 and not groups["long"]["clean_false_alarms"]
+    assert groups["early"]["faults"]["kl_above_range"].detected == 1 and groups["early"]["clean_runs"] == 0
+
+
 def test_findings_for_unknown_runs_are_rejected():
     with pytest.raises(ValueError, match="without labels"):
         evaluate(_labels(), [_f("zzz", "kl_spike", 1)], MatchOptions())
@@ -202,5 +289,7 @@ def test_runner_scores_a_saved_scan_document(tmp_path):
     assert "| kl_level_shift | 1 | 1 |" in (tmp_path / "out" / "result.md").read_text()
     three = result["headline"]["level_shift_3sigma"]
     assert three["detected"] == three["labels"]
+    assert result["regimes"]["long-mid"]["recall"] == 1.0 and result["regimes"]["long"]["clean_runs"] >= 1
+    assert "## By regime" in (tmp_path / "out" / "result.md").read_text()
     # Types without labels in this small corpus cannot meet the recall goal: the runner says so with exit code 1.
     assert proc.returncode == 1, proc.stderr
