@@ -107,7 +107,10 @@ INSTANTIATE_TEST_SUITE_P(
         NameCase{"eval_loss", "eval/loss"}, NameCase{"eval/reward", "eval/reward"}, NameCase{"test_acc", "test/acc"},
         // canonical names and unknown names are kept as they are
         NameCase{"policy/kl", "policy/kl"}, NameCase{"my/custom_metric", "my/custom_metric"},
-        NameCase{"train_loss", "train_loss"}, NameCase{"KL", "KL"}, NameCase{"train/", "train/"},
+        NameCase{"train_loss", "train_loss"}, NameCase{"train/", "train/"},
+        // names printed for people are folded (lower case, spaces and dashes as underscores) before giving up
+        NameCase{"KL", "policy/kl"}, NameCase{"KL_ref", "policy/kl"}, NameCase{"Adv Std", "advantage/std"},
+        NameCase{"My Metric", "My Metric"},
         NameCase{"eval_", "eval_"}, NameCase{"", ""}));
 
 TEST(MetricDictionary, RoleOfFieldKeys) {

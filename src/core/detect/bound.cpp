@@ -8,15 +8,14 @@
 // minimum for a rise): when the change begins inside those first points, the level before it still counts.
 // An episode opens after min_points consecutive points beyond the warning level, lasts while points stay beyond it
 // (max_gap quiet points allowed) and is critical when min_points of them pass the critical level. Its onset is
-// where the change began, fitted on the points before the first crossing (stats::ramp_start), not the crossing;
-// with `onset: crossing` it is the first crossing itself, for bounds that are a state rather than a change (a
-// gradient norm of exactly zero: the decline before it is not yet "no gradient").
+// where the excursion began (onset_of_excursion), not the crossing; with `onset: crossing` it is the first
+// crossing itself, for bounds that are a state rather than a change (a gradient norm of exactly zero: the decline
+// before it is not yet "no gradient").
 #include <algorithm>
 #include <cmath>
 
 #include "detect/kind_support.h"
 #include "rldk/metric_dictionary.h"
-#include "stats/change_point.h"
 
 namespace rldk::detect {
 namespace {
@@ -32,6 +31,7 @@ class Bound final : public Detector {
     min_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("min_points", 2)));
     max_gap_ = std::max<int64_t>(0, static_cast<int64_t>(s.param("max_gap", 1)));
     start_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("start_points", 3)));
+    onset_fraction_ = std::clamp(s.param("onset_fraction", 0.5), 0.0, 1.0);
     history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
   }
   void reset() override {
@@ -45,7 +45,7 @@ class Bound final : public Detector {
     double v = x[0];
     if (!std::isfinite(v)) return;
     if (!resolved_ && !resolve()) return;
-    if (relative_ && seen_ < start_points_) {
+    if (seen_ < start_points_) {
       start_ = seen_ == 0 ? v : (up_ ? std::min(start_, v) : std::max(start_, v));
     }
     ++seen_;
@@ -59,7 +59,7 @@ class Bound final : public Detector {
       if (episode_.open && ++episode_.quiet_points > max_gap_) close();
       return;
     }
-    if (++run_ == 1 && !episode_.open) first_crossing_onset_ = date_change_ ? onset_of_change() : step;
+    if (++run_ == 1 && !episode_.open) first_crossing_onset_ = date_change_ ? onset_of_excursion(warning) : step;
     if (episode_.open) {
       add(step, v, beyond_critical);
       return;
@@ -91,14 +91,19 @@ class Bound final : public Detector {
     if (!(start_ > 0) || seen_ < std::min<int64_t>(start_points_, 2)) return NaN;
     return bound * start_;
   }
-  // The step where the change that just crossed the bound began: a hinge fit over the points before the crossing
-  // (in working units, so a log-scale metric's change from 0.002 to 0.8 is dated where it left 0.002).
-  int64_t onset_of_change() {
-    int n = history_.size();
-    scratch_.resize(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) scratch_[static_cast<size_t>(i)] = history_.at_from_oldest(i);
-    size_t start = stats::ramp_start(scratch_);
-    return history_.step_from_oldest(static_cast<int>(start));
+  // The step where the excursion that just crossed the bound began: the first point of the unbroken stretch,
+  // ending at the crossing, of points beyond onset_fraction of the way from the starting level to the bound. A
+  // metric that drifts gently inside its healthy range (KL growing from 0.001 to 0.05 as GRPO learns) is not yet
+  // the failure; the run-up to the bound is.
+  int64_t onset_of_excursion(double bound) const {
+    double level = start_ + onset_fraction_ * (bound - start_);
+    int i = history_.size() - 1;
+    while (i > 0) {
+      double previous = log_ ? std::exp(history_.at_from_oldest(i - 1)) : history_.at_from_oldest(i - 1);
+      if (!(up_ ? previous > level : previous < level)) break;
+      --i;
+    }
+    return history_.step_from_oldest(i);
   }
   void add(int64_t step, double v, bool beyond_critical) {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
@@ -130,10 +135,9 @@ class Bound final : public Detector {
   const HealthyRange::Side* side_ = nullptr;
   int64_t min_points_, max_gap_, start_points_;
   int64_t seen_ = 0, run_ = 0, critical_points_ = 0, alarm_step_ = 0;
-  double start_ = NaN;
+  double start_ = NaN, onset_fraction_ = 0.5;
   int64_t first_crossing_onset_ = 0;
   RingWindow history_;
-  std::vector<double> scratch_;
   Episode episode_;
 };
 
