@@ -106,6 +106,9 @@ struct RunScan {
   std::vector<Finding> findings;  // ordered by onset_step, then detector id
   HealthScores health;
   std::vector<SkippedDetector> skipped;
+  // Things about the run that look alarming but are expected, explained (a GRPO loss near 0), so a reader does
+  // not take them for a failure the scan missed.
+  std::vector<std::string> notes;
 };
 
 struct ScanOptions {

@@ -10,9 +10,13 @@
 #include "detect/streaming.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/scan.h"
+#include "stats/robust.h"
 
 namespace rldk {
 namespace {
+
+// |loss| below this in most logged steps is "near 0" for a GRPO run (typical KL-term sizes are 1e-4..1e-2).
+constexpr double GRPO_NEAR_ZERO_LOSS = 0.05;
 
 bool selected(const DetectorSpec& d, const std::vector<std::string>& names) {
   return std::any_of(names.begin(), names.end(),
@@ -168,6 +172,34 @@ void merge_same_fault(std::vector<Finding>& findings) {
   findings = std::move(kept);
 }
 
+// A GRPO run's loss sits near 0 by construction: advantages are normalised within each group (mean 0), and with
+// one update per batch the importance ratio is 1, so the policy-gradient term averages to about 0 whatever the
+// run learns (only the KL term, beta x KL, remains). People read "loss ~ 0" as "nothing is learned"; it is not.
+void explain_grpo_loss(const Run& run, RunScan& scan) {
+  // GRPO-like: group statistics logged, or a reward spread with a policy but no critic (PPO logs value metrics).
+  bool groups = run.find("reward/frac_zero_std") != nullptr || run.find("reward/group_std") != nullptr;
+  bool criticless = run.find("reward/std") != nullptr && run.find("value/loss") == nullptr &&
+                    (run.find("policy/kl") != nullptr || run.find("policy/entropy") != nullptr);
+  if (!groups && !criticless) return;
+  const Series* loss = run.find("train/loss");
+  if (loss == nullptr) loss = run.find("policy/loss");
+  if (loss == nullptr || loss->size() < 3) return;
+  std::vector<double> magnitude;
+  for (double v : loss->values) {
+    if (std::isfinite(v)) magnitude.push_back(std::fabs(v));
+  }
+  if (magnitude.size() < 3) return;
+  double median = stats::median_in_place(magnitude);
+  if (median > GRPO_NEAR_ZERO_LOSS) return;
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "%s stays near 0 (median absolute value %.3g). That is expected in GRPO: advantages are normalised within "
+                "each group and, with one update per batch, the policy-gradient term averages to about 0 whatever "
+                "the run learns. Judge learning by reward, KL and entropy, not by this loss.",
+                loss->name.c_str(), median);
+  scan.notes.emplace_back(text);
+}
+
 }  // namespace
 
 std::vector<std::string> unknown_detector_names(const std::vector<std::string>& names,
@@ -259,6 +291,7 @@ RunScan scan_run(const Run& run, const ScanOptions& options) {
     return a.detector < b.detector;
   });
   merge_same_fault(scan.findings);
+  explain_grpo_loss(run, scan);
   scan.health = health_scores(scan.findings, {areas_checked.begin(), areas_checked.end()}, scan.first_step,
                               scan.last_step);
   return scan;

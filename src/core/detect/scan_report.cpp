@@ -119,6 +119,11 @@ Json run_scan_json(const RunScan& scan) {
     skipped.push_back(e);
   }
   r["skipped"] = skipped;
+  if (!scan.notes.empty()) {
+    Json notes = Json::Array{};
+    for (const auto& n : scan.notes) notes.push_back(n);
+    r["notes"] = notes;
+  }
   return r;
 }
 
@@ -160,6 +165,7 @@ std::string scan_markdown(const std::vector<RunScan>& scans) {
       }
       md += "\n";
     }
+    for (const auto& n : s.notes) md += "Note: " + cell(n) + "\n\n";
     if (s.findings.empty()) {
       md += "No findings.\n";
     } else {
