@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,39 +92,19 @@ struct Divergence {
 class DivergenceDetector {
  public:
   explicit DivergenceDetector(DivergenceOptions options = {});
+  ~DivergenceDetector();
+  DivergenceDetector(DivergenceDetector&&) noexcept;
+  DivergenceDetector& operator=(DivergenceDetector&&) noexcept;
   // Returns true on the point at which the divergence is detected.
   bool push(int64_t step, double a, double b);
   // End of data: points still in the warm-up are tested with what noise estimate there is; a pending spike is
   // classified.
   void finish();
-  const Divergence& result() const { return result_; }
+  const Divergence& result() const;
 
  private:
-  bool test(int64_t step, double a, double b);
-  double current_sigma() const;
-  void estimate_onset(int64_t detected_step, const std::string& detector);
-
-  DivergenceOptions options_;
-  Divergence result_;
-  bool armed_ = false;
-  bool has_previous_ = false;
-  bool spike_pending_ = false;  // a spike alarmed; the next point tells a spike from a level shift
-  size_t refine_remaining_ = 0;  // points still to collect before the onset estimate is refined
-  size_t tested_ = 0;            // points tested so far (index of the next one)
-  void record(int64_t step, double a, double b);
-  double previous_a_ = 0.0, previous_b_ = 0.0;
-  std::vector<double> diffs_a_, diffs_b_;  // ring buffers of first differences
-  size_t diff_next_ = 0;
-  std::vector<double> magnitudes_;  // |a|, |b| of the warm-up, for the relative sigma floor
-  struct Buffered {
-    int64_t step;
-    double a, b;
-    size_t index;  // position among tested points (0 = first common step)
-  };
-  std::vector<Buffered> warmup_points_;
-  std::vector<Buffered> recent_;  // ring of the last onset_window tested points
-  size_t recent_next_ = 0;
-  double cusum_pos_ = 0.0, cusum_neg_ = 0.0;
+  class State;  // the tests' state, built on the engine's shared statistics (src/core/stats)
+  std::unique_ptr<State> state_;
 };
 
 // Robust noise scale of one run from its first differences: 1.4826 * MAD(diff) / sqrt(2). Used by the detector and

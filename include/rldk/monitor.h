@@ -53,6 +53,9 @@ class RuleEngine {
 
   void observe(Observation observation, std::vector<Alert>& alerts);
   void flush(std::vector<Alert>& alerts);  // evaluates every pending step
+  // End of data: flushes, then rules whose detector judges whole episodes (a steady trend, a shift still open) get
+  // its verdict; an alert it raises carries the series' latest observation. Called once, when the data has ended.
+  void finish(std::vector<Alert>& alerts);
   const RuleSet& rules() const;
   uint64_t observations() const;
   uint64_t evaluation_errors() const;  // conditions that could not be evaluated (e.g. a missing metric)

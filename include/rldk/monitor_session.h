@@ -9,13 +9,12 @@
 
 #include "rldk/actions.h"
 #include "rldk/json.h"
+#include "rldk/monitor_report.h"
 #include "rldk/process.h"
 #include "rldk/reader.h"
 #include "rldk/rules.h"
 
 namespace rldk {
-
-inline constexpr const char* MONITOR_REPORT_SCHEMA = "rldk.monitor-report/v1";
 
 struct MonitorOptions {
   // Files (followed as they grow; they may not exist yet), folders (the newest run file in them) or "-" (stdin).
@@ -37,12 +36,12 @@ struct MonitorOptions {
 };
 
 struct MonitorResult {
-  int exit_code = 0;          // 0 ok, 1 an alert at or above fail_on fired, 2 input/usage error, 3 the trainer failed
+  int exit_code = MONITOR_EXIT_OK;  // MONITOR_EXIT_*: 0 ok, 1 alert, 2 input/usage error, 3 the trainer failed
   uint64_t observations = 0;
   uint64_t alerts = 0;
   bool stop_requested = false;
   std::optional<ExitStatus> command_status;
-  Json report;                // what report.json holds
+  Json report;                // what report.json holds (monitor_verdict)
   std::string error;          // for exit code 2
 };
 

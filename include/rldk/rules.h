@@ -27,13 +27,19 @@ struct RuleAction {
   std::map<std::string, std::string> headers;  // http only
 };
 
-// A change-point detector a rule can use instead of (or with) a condition: it fires when the watched metric's level
-// shifts relative to a reference learned over the first `warmup` values (after every restart). Values are
-// standardised with that reference (mean, and 1.4826 x MAD as a robust scale) so thresholds are in standard deviations.
-// Trade-off (two-sided CUSUM, k = 0.5): h = 4 -> about 168 steps between false alarms on in-control noise and a
-// detection delay of 8.4 steps for a 1-sigma shift; h = 5 -> 465 and 10.4; h = 8 -> 9,462 and 16.4 (docs/rules.md).
+// A detector a rule can use instead of (or with) a condition; the rule fires where the detector alarms. Two forms:
+//   - a scan catalog detector (data/detectors, docs/detectors.md) named by `catalog_id`: the rule's metric is its
+//     first input and it runs with exactly the scan's code and parameters, so the rule fires at the step where that
+//     detector confirms an episode (the finding `rldk scan` reports later). `kind` is the catalog kind.
+//   - the rule's own change detector (kind cusum | page_hinkley): it fires when the watched metric's level shifts
+//     relative to a reference learned over the first `warmup` values (after every restart). Values are standardised
+//     with that reference (mean, and 1.4826 x MAD as a robust scale) so thresholds are in standard deviations.
+//     Trade-off (two-sided CUSUM, k = 0.5): h = 4 -> about 168 steps between false alarms on in-control noise and a
+//     detection delay of 8.4 steps for a 1-sigma shift; h = 5 -> 465 and 10.4; h = 8 -> 9,462 and 16.4
+//     (docs/rules.md).
 struct ChangeDetector {
-  std::string kind = "cusum";      // cusum | page_hinkley
+  std::string catalog_id;          // a scan catalog detector's id; empty: the rule's own cusum / page_hinkley
+  std::string kind = "cusum";      // cusum | page_hinkley, or the catalog detector's kind
   std::string direction = "both";  // up | down | both
   int warmup = 30;                 // values used to learn the reference level and scale
   double k = 0.5;                  // cusum: allowance, half the shift to detect, in standard deviations

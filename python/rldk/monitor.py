@@ -84,22 +84,8 @@ class Monitor:
     def session_report(self, fail_on: str = "stop", sources: Sequence[str] = ()) -> dict:
         """The report ``rldk monitor`` writes to report.json (schema rldk.monitor-report/v1), for this in-process
         session. ``exit_code`` is what the command would have exited with: 1 when an alert at or above ``fail_on``
-        (never, warn or stop) fired, else 0."""
-        if fail_on not in ("never", "warn", "stop"):
-            raise InvalidArgumentError("fail_on is %r; expected never, warn or stop" % (fail_on,))
-        alerts = self.alerts
-        stop_requested = any(a["stop"] for a in alerts)
-        failed = (fail_on == "warn" and bool(alerts)) or (fail_on == "stop" and stop_requested)
-        return {
-            "schema": "rldk.monitor-report/v1",
-            "rules": self.report(),
-            "alerts": self.records(),
-            "summary": {
-                "observations": self.observations, "alerts": len(alerts), "stop_requested": stop_requested,
-                "evaluation_errors": self.evaluation_errors, "exit_code": 1 if failed else 0, "fail_on": fail_on,
-                "sources": [str(s) for s in sources], "input_problems": 0,
-            },
-        }
+        (never, warn or stop) fired, else 0. Built by the same core function as the command's report."""
+        return json.loads(self._native.session_report(str(fail_on), [str(s) for s in sources]))
 
     def close(self) -> None:
         self._native.close()

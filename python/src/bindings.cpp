@@ -15,6 +15,7 @@
 #include "rldk/actions.h"
 #include "rldk/event_writer.h"
 #include "rldk/monitor.h"
+#include "rldk/monitor_report.h"
 #include "rldk/rules.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/reader.h"
@@ -81,6 +82,7 @@ struct Monitor {
   std::unique_ptr<rldk::RuleEngine> engine;
   std::unique_ptr<rldk::ActionDispatcher> dispatcher;  // only when an alerts file is asked for
   std::vector<nb::dict> history;
+  rldk::AlertTally tally;  // what the session's verdict counts (rldk::monitor_verdict)
 
   nb::dict alert_dict(const rldk::Alert& a) {
     nb::dict d;
@@ -103,6 +105,7 @@ struct Monitor {
   nb::list deliver(std::vector<rldk::Alert>& alerts) {
     nb::list out;
     for (const auto& a : alerts) {
+      tally.add(a);
       if (dispatcher) dispatcher->dispatch(a);
       nb::dict d = alert_dict(a);
       history.push_back(d);
@@ -299,6 +302,18 @@ NB_MODULE(_core, m) {
         self.dispatcher->drain();
         return self.dispatcher->records().dump(-1);
       })
+      // The report `rldk monitor` would write for this session and its exit code, from the same core function.
+      .def("session_report", [](Monitor& self, const std::string& fail_on, const std::vector<std::string>& sources) {
+        rldk::SessionFacts facts;
+        facts.fail_on = unwrap(rldk::parse_fail_on(fail_on));
+        facts.sources = sources;
+        rldk::Json records = rldk::Json::Array{};
+        if (self.dispatcher) {
+          self.dispatcher->drain();
+          records = self.dispatcher->records();
+        }
+        return rldk::monitor_verdict(*self.engine, records, self.tally, facts).report.dump(-1);
+      }, "fail_on"_a, "sources"_a)
       .def("close", [](Monitor& self) {
         if (self.dispatcher) self.dispatcher->drain();
       });

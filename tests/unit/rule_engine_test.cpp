@@ -6,6 +6,7 @@
 
 #include "rldk/monitor.h"
 #include "rldk/rules.h"
+#include "rldk/scan.h"
 
 namespace rldk {
 namespace {
@@ -191,6 +192,126 @@ TEST(RuleFile, OverridesAndRawMetricNames) {
   EXPECT_EQ(raw.rules[0].metrics, (std::vector<std::string>{"policy/approx_kl"}));
 }
 
+// Feeds every metric at steps 1, 2, ... (the values of one step, then a flush, as a live monitor drains its input),
+// then ends the data; returns the alerts.
+std::vector<Alert> replay_to_end(RuleEngine& engine, const std::map<std::string, std::vector<double>>& series) {
+  size_t length = 0;
+  for (const auto& [metric, values] : series) length = std::max(length, values.size());
+  std::vector<Alert> alerts;
+  for (size_t i = 0; i < length; ++i) {
+    for (const auto& [metric, values] : series) {
+      if (i >= values.size()) continue;
+      Observation o;
+      o.run_id = "test";
+      o.name = o.raw_name = metric;
+      o.step = static_cast<int64_t>(i) + 1;
+      o.value = values[i];
+      o.time = NAN;
+      engine.observe(o, alerts);
+    }
+    engine.flush(alerts);
+  }
+  engine.finish(alerts);
+  return alerts;
+}
+
+TEST(CatalogDetectorRule, FiresAtTheStepTheDetectorConfirms) {
+  // kl_above_range (kind bound): per-token KL above its healthy warning level (0.3) for 2 consecutive points.
+  // The crossing is at step 11; the second point beyond, step 12, confirms the episode.
+  std::vector<double> kl(10, 0.05);
+  kl.insert(kl.end(), {0.5, 0.6, 0.7, 0.65, 0.6});
+  RuleEngine engine(rules_from("rules:\n  - id: kl_range\n    metric: policy/kl\n    detector: kl_above_range\n"));
+  std::vector<Alert> alerts = replay_to_end(engine, {{"policy/kl", kl}});
+  ASSERT_EQ(alerts.size(), 1u);  // one episode, one alert
+  EXPECT_EQ(alerts[0].step, 12);
+  EXPECT_EQ(alerts[0].metric, "policy/kl");
+  EXPECT_DOUBLE_EQ(alerts[0].value, 0.6);
+  // The scan runs the same code: its finding is that episode, confirmed at the same step.
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_above_range");
+  ASSERT_NE(spec, nullptr);
+  std::vector<Finding> findings = run_detector_on_values(*spec, {{"policy/kl", kl}});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].evidence.at("alarm_step"), 12.0);
+}
+
+TEST(CatalogDetectorRule, WithoutAMetricItWatchesTheDetectorsInputs) {
+  RuleSet set = rules_from("rules:\n  - id: entropy\n    detector: {id: entropy_below_start}\n"
+                           "  - id: kl\n    detector: kl_above_range\n    cooldown_steps: 5\n");
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_below_start");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(set.rules[0].metrics, spec->inputs.front().second);
+  ASSERT_TRUE(set.rules[0].detector.has_value());
+  EXPECT_EQ(set.rules[0].detector->catalog_id, "entropy_below_start");
+  EXPECT_EQ(set.rules[0].detector->kind, "bound");
+  EXPECT_FALSE(set.rules[0].condition);  // the detector alone decides
+  RuleEngine engine(std::move(set));
+  Json report = engine.rule_report();
+  EXPECT_EQ(report["kl"]["detector"].dump(-1), "{\"id\":\"kl_above_range\",\"kind\":\"bound\"}");
+}
+
+TEST(CatalogDetectorRule, EndOfDataVerdictsFireAtTheLastObservation) {
+  // length_growth_steady (kind steady_trend) judges the whole run once the data ends.
+  const DetectorSpec* spec = builtin_detector_catalog().find("length_growth_steady");
+  ASSERT_NE(spec, nullptr);
+  ASSERT_FALSE(spec->test_fires.empty());
+  RuleEngine engine(rules_from("rules:\n  - id: growth\n    detector: length_growth_steady\n"));
+  std::vector<Alert> alerts = replay_to_end(engine, spec->test_fires);
+  ASSERT_EQ(alerts.size(), 1u);
+  size_t points = 0;
+  for (const auto& [metric, values] : spec->test_fires) points = std::max(points, values.size());
+  EXPECT_EQ(alerts[0].step, static_cast<int64_t>(points));
+}
+
+TEST(RuleFile, DetectorFormsAndErrors) {
+  auto unknown = parse_rules("rules:\n  - {id: a, metric: kl, detector: no_such_detector}\n", "my.yaml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("unknown detector 'no_such_detector'"), std::string::npos);
+  EXPECT_EQ(unknown.error().context, "my.yaml:2:35");
+  auto tuned = parse_rules("rules:\n  - {id: a, metric: kl, detector: {id: kl_above_range, min_points: 3}}\n", "my.yaml");
+  ASSERT_FALSE(tuned.ok());
+  EXPECT_NE(tuned.error().message.find("only its id"), std::string::npos);
+  auto scan_only = parse_rules("rules:\n  - {id: a, metric: kl, detector: non_finite}\n", "my.yaml");
+  ASSERT_FALSE(scan_only.ok());
+  auto bad_kind = parse_rules("rules:\n  - {id: a, metric: kl, detector: {kind: bound}}\n", "my.yaml");
+  ASSERT_FALSE(bad_kind.ok());
+  EXPECT_NE(bad_kind.error().message.find("cusum or page_hinkley"), std::string::npos);
+  // The rule file's own change detector keeps its form.
+  RuleSet inline_form = rules_from("rules:\n  - {id: a, metric: kl, detector: {kind: cusum, k: 0.5, h: 8}}\n");
+  ASSERT_TRUE(inline_form.rules[0].detector.has_value());
+  EXPECT_TRUE(inline_form.rules[0].detector->catalog_id.empty());
+  EXPECT_DOUBLE_EQ(inline_form.rules[0].detector->h, 8.0);
+}
+
+// Every catalog detector a rule can name, replayed on the catalog's own test values through a rule: it alerts once
+// per episode the scan reports (the same code confirms them), and stays quiet on the quiet values.
+std::vector<std::string> rule_detector_ids() {
+  std::vector<std::string> ids;
+  for (const auto& d : builtin_detector_catalog().detectors) {
+    if (d.kind != "non_finite") ids.push_back(d.id);
+  }
+  return ids;
+}
+
+class CatalogRules : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CatalogRules, AlertOncePerEpisodeTheScanReports) {
+  const DetectorSpec* spec = builtin_detector_catalog().find(GetParam());
+  ASSERT_NE(spec, nullptr);
+  for (const auto* values : {&spec->test_fires, &spec->test_quiet}) {
+    if (values->empty()) continue;
+    RuleEngine engine(rules_from("rules:\n  - id: r\n    detector: " + spec->id + "\n"));
+    size_t alerts = replay_to_end(engine, *values).size();
+    size_t episodes = run_detector_on_values(*spec, *values).size();
+    if (values == &spec->test_fires) {
+      EXPECT_GE(episodes, 1u);
+    }
+    EXPECT_EQ(alerts, episodes) << (values == &spec->test_fires ? "firing" : "quiet") << " values";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtin, CatalogRules, ::testing::ValuesIn(rule_detector_ids()),
+                         [](const auto& info) { return info.param; });
+
 // Every preset rule, replayed on its own test values: they must make it fire, and the quiet ones must not.
 struct PresetRule {
   std::string preset;
@@ -211,23 +332,7 @@ size_t replay(const Rule& r, const std::map<std::string, std::vector<double>>& s
   RuleSet only;
   only.rules.push_back(r);
   RuleEngine engine(std::move(only));
-  size_t length = 0;
-  for (const auto& [metric, values] : series) length = std::max(length, values.size());
-  std::vector<Alert> alerts;
-  for (size_t i = 0; i < length; ++i) {
-    for (const auto& [metric, values] : series) {
-      if (i >= values.size()) continue;
-      Observation o;
-      o.run_id = "test";
-      o.name = o.raw_name = metric;
-      o.step = static_cast<int64_t>(i) + 1;
-      o.value = values[i];
-      o.time = NAN;
-      engine.observe(o, alerts);
-    }
-    engine.flush(alerts);
-  }
-  return alerts.size();
+  return replay_to_end(engine, series).size();
 }
 
 class PresetRules : public ::testing::TestWithParam<PresetRule> {};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "stats/change_point.h"
+#include "stats/cusum.h"
 #include "stats/robust.h"
 #include "stats/trend.h"
 
@@ -33,6 +34,86 @@ TEST(Robust, DifferenceNoiseIgnoresALinearTrend) {
   std::vector<double> ramp;
   for (int i = 0; i < 50; ++i) ramp.push_back(10.0 * i);
   EXPECT_DOUBLE_EQ(difference_noise(ramp), 0.0);
+}
+
+TEST(Robust, MeanAndMedianOfThree) {
+  std::vector<double> v = {1, 2, 3, 10};
+  EXPECT_DOUBLE_EQ(mean(v), 4.0);
+  EXPECT_TRUE(std::isnan(mean(std::vector<double>{})));
+  EXPECT_DOUBLE_EQ(median_of_three(3, 1, 2), 2.0);
+  EXPECT_DOUBLE_EQ(median_of_three(1, 1, 5), 1.0);
+  EXPECT_DOUBLE_EQ(median_of_three(-1, 7, 7), 7.0);
+}
+
+TEST(Robust, SecondDifferenceNoiseCancelsALinearTrendAndScalesTheNoise) {
+  std::vector<double> scratch;
+  std::vector<double> trend = {1, 3, 5, 7, 9, 11};
+  EXPECT_DOUBLE_EQ(second_difference_noise(trend, scratch), 0.0);
+  // Too few evals for two second differences: no estimate.
+  EXPECT_DOUBLE_EQ(second_difference_noise(std::vector<double>{1, 5, 2}, scratch), 0.0);
+  // A zigzag on a trend: second differences -2, 2, -2, 2 -> median 0 (the mean of the two middle values), every
+  // |deviation| 2 -> sigma = 1.4826 x 2 / sqrt 6.
+  std::vector<double> zigzag = {0, 11, 20, 31, 40, 51};
+  EXPECT_NEAR(second_difference_noise(zigzag, scratch), MAD_TO_SIGMA * 2.0 / std::sqrt(6.0), 1e-12);
+}
+
+TEST(Cusum, AccumulatesBeyondTheAllowanceAndDatesTheStart) {
+  Cusum c;
+  const double k = 0.5, h = 4.0;
+  // In control: |z| <= k keeps both sides at zero.
+  for (int64_t step = 1; step <= 10; ++step) c.update(step % 2 ? 0.4 : -0.4, k, step);
+  EXPECT_DOUBLE_EQ(c.up, 0.0);
+  EXPECT_DOUBLE_EQ(c.down, 0.0);
+  // A shift of +1.5 sigma from step 11: C+ grows by 1 per point and crosses h = 4 at the fifth point (step 15).
+  int64_t alarm = 0;
+  for (int64_t step = 11; step <= 20 && alarm == 0; ++step) {
+    c.update(1.5, k, step);
+    if (c.up_exceeds(h)) alarm = step;
+  }
+  EXPECT_EQ(alarm, 15);
+  EXPECT_DOUBLE_EQ(c.up, 5.0);
+  EXPECT_EQ(c.up_start, 11);  // the last step at which C+ was within k of zero: the change began there
+  EXPECT_FALSE(c.down_exceeds(h));
+  c.reset();
+  EXPECT_DOUBLE_EQ(c.up, 0.0);
+}
+
+TEST(PageHinkley, DetectsADropAgainstTheRunningMean) {
+  PageHinkley ph;
+  const double delta = 0.5, alpha = 1.0, threshold = 5.0;
+  for (int i = 0; i < 20; ++i) ph.update(0.0, delta, alpha);
+  EXPECT_DOUBLE_EQ(ph.down, 0.0);
+  int alarm = -1;
+  for (int i = 0; i < 20 && alarm < 0; ++i) {
+    ph.update(-3.0, delta, alpha);
+    if (ph.down_reaches(threshold)) alarm = i;
+  }
+  // m after the first drop: -3/21; S- = 0 + (m - z - delta) = -0.1429 + 3 - 0.5 = 2.357; the second adds about 2.23.
+  EXPECT_EQ(alarm, 2);
+  EXPECT_FALSE(ph.up_reaches(threshold));
+  ph.restart();
+  EXPECT_DOUBLE_EQ(ph.down, 0.0);
+  EXPECT_EQ(ph.count, 23u);  // the running mean keeps its history
+  ph.reset();
+  EXPECT_EQ(ph.count, 0u);
+}
+
+TEST(ChangePoint, DepartureFromZeroTellsAStepFromARamp) {
+  std::vector<double> step = {0, 0, 0, 0, 2, 2, 2, 2};
+  Departure s = departure_from_zero(step, step.size());
+  EXPECT_EQ(s.start, 4u);
+  EXPECT_FALSE(s.ramp);
+  EXPECT_DOUBLE_EQ(s.size, 2.0);
+  std::vector<double> ramp = {0, 0, 0, 1, 2, 3, 4, 5};
+  Departure r = departure_from_zero(ramp, ramp.size());
+  EXPECT_EQ(r.start, 3u);
+  EXPECT_TRUE(r.ramp);
+  EXPECT_DOUBLE_EQ(r.size, 1.0);
+  // The start may not lie past the candidates: a step at index 4 seen with only 3 candidates starts at index 2.
+  EXPECT_LE(departure_from_zero(step, 3).start, 2u);
+  Departure none = departure_from_zero(step, 0);
+  EXPECT_EQ(none.start, step.size() - 1);
+  EXPECT_DOUBLE_EQ(none.size, 0.0);
 }
 
 TEST(ChangePoint, RampStartDatesARampAndAStep) {

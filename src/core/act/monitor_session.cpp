@@ -132,21 +132,21 @@ struct Input {
 volatile std::sig_atomic_t interrupted = 0;
 extern "C" void on_interrupt(int) { interrupted = 1; }
 
-bool alert_counts(const Alert& a, const std::string& fail_on) {
-  if (fail_on == "warn") return true;
-  if (fail_on == "stop") return a.stop;
-  return false;
-}
-
 }  // namespace
 
 MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   MonitorResult result;
+  auto fail_on = parse_fail_on(options.fail_on);
+  if (!fail_on.ok()) {
+    result.exit_code = MONITOR_EXIT_INPUT_ERROR;
+    result.error = fail_on.error().message;
+    return result;
+  }
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(options.out_dir, ec);
   if (ec) {
-    result.exit_code = 2;
+    result.exit_code = MONITOR_EXIT_INPUT_ERROR;
     result.error = options.out_dir + ": cannot create the output folder: " + ec.message();
     return result;
   }
@@ -161,7 +161,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   if (options.pid > 0) {
     auto identity = ProcessIdentity::capture(static_cast<pid_t>(options.pid));
     if (!identity.ok()) {
-      result.exit_code = 2;
+      result.exit_code = MONITOR_EXIT_INPUT_ERROR;
       result.error = "--pid " + std::to_string(options.pid) + ": " + identity.error().message;
       return result;
     }
@@ -204,6 +204,14 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     return Error{ErrorCode::invalid_argument, "no trainer to stop (give --cmd or --pid)", ""};
   };
   ActionDispatcher dispatcher(action_options);
+  AlertTally tally;
+  auto dispatch_pending = [&] {
+    for (const Alert& a : alerts) {
+      tally.add(a);
+      dispatcher.dispatch(a);
+    }
+    alerts.clear();
+  };
 
   // Inputs.
   auto add_input = [&](const std::string& name, ReadOptions read) -> Input& {
@@ -226,18 +234,13 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       Diagnostics problems;
       Status read = read_source(src, options.read, sink, problems);
       if (!read.ok()) {
-        result.exit_code = 2;
+        result.exit_code = MONITOR_EXIT_INPUT_ERROR;
         result.error = to_string(read.error());
         return result;
       }
       for (const auto& d : problems.examples()) std::fprintf(stderr, "rldk monitor: input problem: %s\n", to_string(d).c_str());
       engine.flush(alerts);
-      for (const Alert& a : alerts) {
-        ++result.alerts;
-        if (alert_counts(a, options.fail_on)) result.exit_code = 1;
-        dispatcher.dispatch(a);
-      }
-      alerts.clear();
+      dispatch_pending();
     }
     sources.clear();
   }
@@ -248,7 +251,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     } else if (fs::is_directory(src, ec)) {
       auto d = DirectoryFollower::open(src);
       if (!d.ok()) {
-        result.exit_code = 2;
+        result.exit_code = MONITOR_EXIT_INPUT_ERROR;
         result.error = to_string(d.error());
         return result;
       }
@@ -256,7 +259,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     } else {
       auto f = FileFollower::open(src);
       if (!f.ok()) {
-        result.exit_code = 2;
+        result.exit_code = MONITOR_EXIT_INPUT_ERROR;
         result.error = to_string(f.error());
         return result;
       }
@@ -272,7 +275,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     bool simple = options.command.find_first_of(";&|<>()$`\\\n") == std::string::npos;
     auto started = ChildProcess::spawn(simple ? "exec " + options.command : options.command, spawn);
     if (!started.ok()) {
-      result.exit_code = 2;
+      result.exit_code = MONITOR_EXIT_INPUT_ERROR;
       result.error = "cannot start the trainer: " + started.error().message;
       return result;
     }
@@ -284,15 +287,6 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       console_input = &add_input("trainer output", console);
     }
   }
-
-  auto dispatch_pending = [&] {
-    for (const Alert& a : alerts) {
-      ++result.alerts;
-      if (alert_counts(a, options.fail_on)) result.exit_code = 1;
-      dispatcher.dispatch(a);
-    }
-    alerts.clear();
-  };
 
   interrupted = 0;
   struct sigaction sa {}, old_int {}, old_term {};
@@ -359,54 +353,40 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   for (auto& in : inputs) {
     if (in.reader) in.reader->finish();
   }
-  engine.flush(alerts);
+  engine.finish(alerts);  // the data has ended: detectors that judge whole episodes give their verdict
   dispatch_pending();
   dispatcher.drain();
 
+  SessionFacts facts;
+  facts.fail_on = fail_on.value();
+  for (const auto& in : inputs) facts.sources.push_back(in.name);
   if (child) {
     if (interrupted && !child->status()) {
       stop_report = child->terminate(grace, passthrough);  // the user stopped the monitor: stop its trainer too
     }
     result.command_status = child->status() ? child->status() : std::optional<ExitStatus>(child->wait());
-    if (result.exit_code == 0 && !dispatcher.stop_requested() && result.command_status && !result.command_status->success()) {
-      result.exit_code = 3;
-    }
-  }
-  result.observations = engine.observations();
-  result.stop_requested = dispatcher.stop_requested();
-
-  Json report;
-  report["schema"] = MONITOR_REPORT_SCHEMA;
-  report["rules"] = engine.rule_report();
-  report["alerts"] = dispatcher.records();
-  Json summary;
-  summary["observations"] = result.observations;
-  summary["alerts"] = result.alerts;
-  summary["stop_requested"] = result.stop_requested;
-  summary["evaluation_errors"] = engine.evaluation_errors();
-  summary["exit_code"] = result.exit_code;
-  summary["fail_on"] = options.fail_on;
-  Json srcs = Json::Array{};
-  for (const auto& in : inputs) srcs.push_back(in.name);
-  summary["sources"] = srcs;
-  if (result.command_status) {
-    Json cmd;
-    cmd["command"] = options.command;
-    cmd["exit"] = result.command_status->describe();
-    cmd["exit_code"] = result.command_status->shell_code();
+    CommandOutcome outcome;
+    outcome.command = options.command;
+    outcome.exit = result.command_status->describe();
+    outcome.exit_code = result.command_status->shell_code();
+    outcome.success = result.command_status->success();
     if (stop_report) {
-      Json sig = Json::Array{};
-      for (int s : stop_report->signals) sig.push_back(signal_name(s));
-      cmd["signals_sent"] = sig;
+      outcome.signals_sent.emplace();
+      for (int s : stop_report->signals) outcome.signals_sent->push_back(signal_name(s));
     }
-    summary["command"] = cmd;
+    facts.command = std::move(outcome);
   }
   Diagnostics problems;
   for (const auto& in : inputs) problems.merge(*in.diagnostics);
-  summary["input_problems"] = problems.total();
-  report["summary"] = summary;
-  result.report = report;
-  std::ofstream(fs::path(options.out_dir) / "report.json") << report.dump();
+  facts.input_problems = problems.total();
+
+  MonitorVerdict verdict = monitor_verdict(engine, dispatcher.records(), tally, facts);
+  result.exit_code = verdict.exit_code;
+  result.observations = engine.observations();
+  result.alerts = tally.alerts;
+  result.stop_requested = tally.stop_requested();
+  result.report = std::move(verdict.report);
+  std::ofstream(fs::path(options.out_dir) / "report.json") << result.report.dump();
 
   if (options.print_summary) {
     std::fprintf(stderr, "\nrldk monitor: %llu observations, %llu alert%s%s; report in %s\n",

@@ -1,9 +1,13 @@
-// Online first divergence between two aligned runs (see compare.h and docs/compare.md).
+// Online first divergence between two aligned runs (see compare.h and docs/compare.md). The tests on z = d / sigma
+// are the shared ones: stats::Cusum for level shifts and drifts, stats::departure_from_zero for the onset.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "rldk/compare.h"
+#include "stats/change_point.h"
+#include "stats/cusum.h"
+#include "stats/robust.h"
 
 namespace rldk {
 namespace {
@@ -15,23 +19,68 @@ bool same_non_finite(double a, double b) {
 
 }  // namespace
 
-DivergenceDetector::DivergenceDetector(DivergenceOptions options) : options_(std::move(options)) {
-  options_.noise_window = std::max<size_t>(options_.noise_window, 2);
-  options_.onset_window = std::max<size_t>(options_.onset_window, 2);
-  if (options_.sigma) {
-    armed_ = true;
-    result_.sigma_source = "given";
-  } else {
-    result_.sigma_source = "data";
+class DivergenceDetector::State {
+ public:
+  explicit State(DivergenceOptions options) : options_(std::move(options)) {
+    options_.noise_window = std::max<size_t>(options_.noise_window, 2);
+    options_.onset_window = std::max<size_t>(options_.onset_window, 2);
+    if (options_.sigma) {
+      armed_ = true;
+      result_.sigma_source = "given";
+    } else {
+      result_.sigma_source = "data";
+    }
   }
-}
 
-double DivergenceDetector::current_sigma() const {
+  const Divergence& result() const { return result_; }
+  bool push(int64_t step, double a, double b);
+  void finish();
+
+ private:
+  struct Buffered {
+    int64_t step;
+    double a, b;
+    size_t index;  // position among tested points (0 = first common step)
+  };
+
+  bool test(int64_t step, double a, double b);
+  bool replay_warmup(int64_t detected_step);
+  double current_sigma() const;
+  void record(int64_t step, double a, double b);
+  void estimate_onset(int64_t detected_step, const std::string& detector);
+
+  DivergenceOptions options_;
+  Divergence result_;
+  bool armed_ = false;
+  bool has_previous_ = false;
+  bool spike_pending_ = false;   // a spike alarmed; the next point tells a spike from a level shift
+  size_t refine_remaining_ = 0;  // points still to collect before the onset estimate is refined
+  size_t tested_ = 0;            // points tested so far (index of the next one)
+  double previous_a_ = 0.0, previous_b_ = 0.0;
+  std::vector<double> diffs_a_, diffs_b_;  // ring buffers of first differences
+  size_t diff_next_ = 0;
+  std::vector<double> magnitudes_;  // |a|, |b| of the warm-up, for the relative sigma floor
+  std::vector<Buffered> warmup_points_;
+  std::vector<Buffered> recent_;  // ring of the last onset_window tested points
+  size_t recent_next_ = 0;
+  stats::Cusum cusum_;
+};
+
+DivergenceDetector::DivergenceDetector(DivergenceOptions options)
+    : state_(std::make_unique<State>(std::move(options))) {}
+DivergenceDetector::~DivergenceDetector() = default;
+DivergenceDetector::DivergenceDetector(DivergenceDetector&&) noexcept = default;
+DivergenceDetector& DivergenceDetector::operator=(DivergenceDetector&&) noexcept = default;
+
+bool DivergenceDetector::push(int64_t step, double a, double b) { return state_->push(step, a, b); }
+void DivergenceDetector::finish() { state_->finish(); }
+const Divergence& DivergenceDetector::result() const { return state_->result(); }
+
+double DivergenceDetector::State::current_sigma() const {
   double floor = options_.sigma_floor_abs;
   if (!magnitudes_.empty()) {
     std::vector<double> m = magnitudes_;
-    std::nth_element(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(m.size() / 2), m.end());
-    floor = std::max(floor, options_.sigma_floor_rel * m[m.size() / 2]);
+    floor = std::max(floor, options_.sigma_floor_rel * stats::median_in_place(m));
   }
   if (options_.sigma) return std::max(*options_.sigma, floor);
   double sa = robust_scale(diffs_a_) / std::sqrt(2.0);
@@ -41,7 +90,7 @@ double DivergenceDetector::current_sigma() const {
   return std::max(s, floor);
 }
 
-void DivergenceDetector::record(int64_t step, double a, double b) {
+void DivergenceDetector::State::record(int64_t step, double a, double b) {
   Buffered point{step, a, b, tested_++};
   if (recent_.size() < options_.onset_window) {
     recent_.push_back(point);
@@ -51,7 +100,27 @@ void DivergenceDetector::record(int64_t step, double a, double b) {
   }
 }
 
-bool DivergenceDetector::push(int64_t step, double a, double b) {
+// Arms the tests and runs them over the points buffered during the warm-up. A divergence found among them is
+// reported at `detected_step`: the detector could only know once its warm-up ended. True when one was found.
+bool DivergenceDetector::State::replay_warmup(int64_t detected_step) {
+  armed_ = true;
+  auto buffered = std::move(warmup_points_);
+  warmup_points_.clear();
+  bool detected = false;
+  for (const auto& p : buffered) {
+    if (result_.diverged) {
+      if (spike_pending_ || refine_remaining_ > 0) push(p.step, p.a, p.b);  // classify / refine
+      continue;
+    }
+    if (test(p.step, p.a, p.b)) {
+      result_.detected_step = detected_step;
+      detected = true;
+    }
+  }
+  return detected;
+}
+
+bool DivergenceDetector::State::push(int64_t step, double a, double b) {
   if (refine_remaining_ > 0) {
     if (std::isfinite(a) && std::isfinite(b)) {
       record(step, a, b);
@@ -79,16 +148,7 @@ bool DivergenceDetector::push(int64_t step, double a, double b) {
   if (!finite) {
     // One run produced a non-number where the other did not. Points still in the warm-up come first.
     if (!armed_) {
-      armed_ = true;
-      auto buffered = std::move(warmup_points_);
-      warmup_points_.clear();
-      for (const auto& p : buffered) {
-        if (result_.diverged) {
-          if (spike_pending_ || refine_remaining_ > 0) push(p.step, p.a, p.b);  // classify / refine
-          continue;
-        }
-        if (test(p.step, p.a, p.b)) result_.detected_step = step;
-      }
+      replay_warmup(step);
       if (result_.diverged) {
         spike_pending_ = false;
         return true;
@@ -126,27 +186,13 @@ bool DivergenceDetector::push(int64_t step, double a, double b) {
   }
 
   if (!armed_) {
-    warmup_points_.push_back({step, a, b});
-    if (warmup_points_.size() >= options_.warmup) {
-      armed_ = true;
-      auto buffered = std::move(warmup_points_);
-      warmup_points_.clear();
-      for (const auto& p : buffered) {
-        if (result_.diverged) {
-          if (spike_pending_ || refine_remaining_ > 0) push(p.step, p.a, p.b);  // classify / refine
-          continue;
-        }
-        if (test(p.step, p.a, p.b)) {
-          result_.detected_step = step;  // the detector could only know once its warm-up ended
-          detected = true;
-        }
-      }
-    }
+    warmup_points_.push_back({step, a, b, 0});
+    if (warmup_points_.size() >= options_.warmup) detected = replay_warmup(step);
   }
   return detected;
 }
 
-bool DivergenceDetector::test(int64_t step, double a, double b) {
+bool DivergenceDetector::State::test(int64_t step, double a, double b) {
   double sigma = current_sigma();
   double d = b - a;
   double z = d / sigma;
@@ -161,9 +207,8 @@ bool DivergenceDetector::test(int64_t step, double a, double b) {
     spike_pending_ = true;
     return true;
   }
-  cusum_pos_ = std::max(0.0, cusum_pos_ + z - options_.cusum_k);
-  cusum_neg_ = std::max(0.0, cusum_neg_ - z - options_.cusum_k);
-  if (cusum_pos_ > options_.cusum_h || cusum_neg_ > options_.cusum_h) {
+  cusum_.update(z, options_.cusum_k, step);
+  if (cusum_.up_exceeds(options_.cusum_h) || cusum_.down_exceeds(options_.cusum_h)) {
     result_.sigma = sigma;
     estimate_onset(step, "cusum");  // provisional, refined after refine_points more points
     refine_remaining_ = options_.refine_points;
@@ -172,79 +217,35 @@ bool DivergenceDetector::test(int64_t step, double a, double b) {
   return false;
 }
 
-void DivergenceDetector::estimate_onset(int64_t detected_step, const std::string& detector) {
-  // The recent points in order, oldest first.
+void DivergenceDetector::State::estimate_onset(int64_t detected_step, const std::string& detector) {
+  // The recent points in order, oldest first; the onset is a step at or before the alarm.
   std::vector<Buffered> pts;
   pts.reserve(recent_.size());
   for (size_t i = 0; i < recent_.size(); ++i) pts.push_back(recent_[(recent_next_ + i) % recent_.size()]);
-  size_t n = pts.size();
-  // Least squares over the change point tau, under the null that d = 0 before it: a step model (d = mu after tau)
-  // and a ramp model (d = beta * (i - tau + 1) after tau). O(n) per model with prefix sums; runs once per signal.
-  std::vector<double> s(n + 1, 0.0), s2(n + 1, 0.0), si(n + 1, 0.0);
+  const size_t n = pts.size();
+  std::vector<double> d(n);
+  size_t candidates = 0;
   for (size_t i = 0; i < n; ++i) {
-    double d = pts[i].b - pts[i].a;
-    s[i + 1] = s[i] + d;
-    s2[i + 1] = s2[i] + d * d;
-    si[i + 1] = si[i] + static_cast<double>(i) * d;
+    d[i] = pts[i].b - pts[i].a;
+    if (pts[i].step <= detected_step && candidates == i) ++candidates;
   }
-  double best_sse = std::numeric_limits<double>::infinity();
-  size_t best_tau = n - 1;
-  bool best_ramp = false;
-  double best_param = 0.0;
-  for (size_t tau = 0; tau < n; ++tau) {
-    if (pts[tau].step > detected_step) break;  // points after the alarm refine the fit, never move the onset past it
-    double m = static_cast<double>(n - tau);
-    double sum = s[n] - s[tau];
-    double sum2 = s2[n] - s2[tau];
-    double before = s2[tau];
-    double mu = sum / m;
-    double sse_step = before + sum2 - sum * mu;
-    if (sse_step < best_sse) {
-      best_sse = sse_step;
-      best_tau = tau;
-      best_ramp = false;
-      best_param = mu;
-    }
-    // r_i = i - tau + 1 for i >= tau: sum r d = sum i d - (tau - 1) sum d; sum r^2 = m (m + 1) (2m + 1) / 6.
-    double srd = (si[n] - si[tau]) - (static_cast<double>(tau) - 1.0) * sum;
-    double srr = m * (m + 1.0) * (2.0 * m + 1.0) / 6.0;
-    double beta = srd / srr;
-    double sse_ramp = before + sum2 - beta * srd;
-    if (sse_ramp < best_sse) {
-      best_sse = sse_ramp;
-      best_tau = tau;
-      best_ramp = true;
-      best_param = beta;
-    }
-  }
+  stats::Departure fit = stats::departure_from_zero(d, candidates);
   result_.diverged = true;
   result_.detector = detector;
   result_.detected_step = detected_step;
-  result_.onset_step = pts[best_tau].step;
-  if (best_ramp) {
+  result_.onset_step = pts[fit.start].step;
+  if (fit.ramp) {
     result_.kind = "drift";
-    result_.magnitude = best_param * static_cast<double>(n - best_tau);  // change accumulated by the detection
+    result_.magnitude = fit.size * static_cast<double>(n - fit.start);  // change accumulated by the detection
   } else {
-    result_.kind = pts[best_tau].index < options_.offset_points ? "offset" : "level_shift";
-    result_.magnitude = best_param;
+    result_.kind = pts[fit.start].index < options_.offset_points ? "offset" : "level_shift";
+    result_.magnitude = fit.size;
   }
   result_.z = result_.magnitude / result_.sigma;
 }
 
-void DivergenceDetector::finish() {
-  if (!armed_ && !warmup_points_.empty()) {
-    armed_ = true;
-    auto buffered = std::move(warmup_points_);
-    warmup_points_.clear();
-    int64_t last = buffered.back().step;
-    for (const auto& p : buffered) {
-      if (result_.diverged) {
-        if (spike_pending_ || refine_remaining_ > 0) push(p.step, p.a, p.b);  // classify / refine
-        continue;
-      }
-      if (test(p.step, p.a, p.b)) result_.detected_step = last;
-    }
-  }
+void DivergenceDetector::State::finish() {
+  if (!armed_ && !warmup_points_.empty()) replay_warmup(warmup_points_.back().step);
   spike_pending_ = false;
   if (refine_remaining_ > 0) {
     refine_remaining_ = 0;

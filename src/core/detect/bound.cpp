@@ -66,6 +66,7 @@ class Bound final : public Detector {
     }
     if (run_ < min_points_) return;
     // Confirmed: the episode starts where the change began and holds every point since the first crossing.
+    alarm(step);
     episode_.begin(first_crossing_onset_);
     critical_points_ = 0;
     alarm_step_ = step;

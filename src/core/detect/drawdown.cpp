@@ -61,6 +61,7 @@ class Drawdown final : public Detector {
     bool down = needed > 0 && drop >= needed && drop >= min_sigma_ * noise();
     if (down && !sustained_.episode().open) onset_ = onset_of_decline();
     if (sustained_.feed(step, down, level, drop)) emit();
+    if (sustained_.confirmed()) alarm(step);
     if (down) last_drop_ = {best_, rise, drop};
   }
   void finish() override {

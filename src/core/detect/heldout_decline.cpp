@@ -78,6 +78,7 @@ class HeldoutDecline final : public Detector {
       }
     }
     if (sustained_.feed(step, anomalous, level, best_ - level)) emit();
+    if (sustained_.confirmed()) alarm(step);
     if (!std::isfinite(best_) || level > best_) {
       best_ = level;
       best_step_ = step;

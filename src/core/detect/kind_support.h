@@ -48,9 +48,11 @@ class Sustained {
   void reset() { episode_.open = false; }
   // Returns true when an episode just closed and is long enough to report (read it with episode()).
   bool feed(int64_t step, bool anomalous, double value, double score) {
+    confirmed_ = false;
     if (anomalous) {
       if (!episode_.open) episode_.begin(step);
       episode_.add(step, value, score);
+      confirmed_ = episode_.points == min_points_;
       return false;
     }
     if (!episode_.open) return false;
@@ -64,10 +66,13 @@ class Sustained {
   }
   const Episode& episode() const { return episode_; }
   Episode& episode() { return episode_; }
+  // True right after the feed() that brought the open episode to min_points: it will be reported when it closes.
+  bool confirmed() const { return confirmed_; }
 
  private:
   Episode episode_;
   int64_t min_points_ = 1, max_gap_ = 0;
+  bool confirmed_ = false;
 };
 
 

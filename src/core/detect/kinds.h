@@ -28,6 +28,9 @@ class Detector {
   virtual void finish() = 0;
 
   std::vector<Finding>& findings() { return findings_; }
+  // Steps of the episodes confirmed since the driver last cleared this (see alarm()). The scan reads findings; a
+  // live driver (a rule that names this detector) acts on these and clears them.
+  std::vector<int64_t>& alarms() { return alarms_; }
   // Canonical names of the inputs as resolved for this run (same order as spec().inputs).
   std::vector<std::string> metric_names;
   const DetectorSpec& spec() const { return spec_; }
@@ -37,8 +40,12 @@ class Detector {
   // `words` adds text fields for the template (clauses a kind words itself, e.g. one that depends on the data).
   void report(int64_t onset, int64_t end, int64_t peak_step, double peak_value, std::map<std::string, double> evidence,
               const std::map<std::string, std::string>& words = {});
+  // Called by a kind at the point where it confirms an episode: from here on the episode will be reported (at once
+  // or when it ends), so a live monitor can raise it now. `step` is the episode's last step at that point.
+  void alarm(int64_t step) { alarms_.push_back(step); }
   const DetectorSpec& spec_;
   std::vector<Finding> findings_;
+  std::vector<int64_t> alarms_;
 };
 
 // The numeric parameters a kind reads, all required in the catalog (so the data file is where defaults live).

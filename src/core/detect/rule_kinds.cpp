@@ -38,6 +38,7 @@ class Threshold final : public Detector {
       all = all && hit;
     }
     if (sustained_.feed(step, all, first_value, excess)) emit();
+    if (sustained_.confirmed()) alarm(step);
   }
   void finish() override {
     if (sustained_.close()) emit();
@@ -99,6 +100,7 @@ class ZeroVarianceGroups final : public Detector {
       if (std::isfinite(expected)) expected_sum_ += expected, rate_sum_ += rate, ++counted_;
     }
     if (sustained_.feed(step, anomalous, frac, frac)) emit();
+    if (sustained_.confirmed()) alarm(step);
   }
   void finish() override {
     if (sustained_.close()) emit();
@@ -154,6 +156,7 @@ class ScheduleJump final : public Detector {
       double denom = std::max(std::fabs(v), std::fabs(last_));
       double rel = denom > 0 ? std::fabs(v - last_) / denom : 0.0;
       if (rel >= jump_ && smooth_run_ >= smooth_window_) {
+        alarm(step);
         report(step, step, step, v,
                {{"previous", last_}, {"value", v}, {"relative_change", rel},
                 {"smooth_steps_before", static_cast<double>(smooth_run_)}});

@@ -61,6 +61,7 @@ class Spike final : public Detector {
     if (!episode_.open) return;
     episode_.open = false;
     if (episode_.points > max_points_ || episode_.points < min_points_) return;
+    alarm(episode_.end);
     double base = log_ ? std::exp(baseline_) : baseline_;
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value,
            {{"baseline", base},

@@ -59,6 +59,7 @@ class SteadyTrend final : public Detector {
     bool far_enough = start > 0 && end >= 0 &&
                       (direction > 0 ? ratio >= 1 + min_relative_change_ : ratio <= 1 - min_relative_change_);
     if (trending && far_enough) {
+      alarm(last_step_);
       size_t onset = stats::ramp_start(working, std::max<size_t>(2, n / 5));
       // The peak is the most extreme kept point in the drift's direction.
       size_t peak = 0;

@@ -1,5 +1,5 @@
-// Streaming building blocks shared by the detector kinds: a robust, slowly adapting reference level, two-sided
-// CUSUM with a change-time estimate, a fixed ring window with running sums, and the episode being built.
+// Streaming building blocks shared by the detector kinds: a robust, slowly adapting reference level, a fixed ring
+// window with running sums, and the episode being built. CUSUM with its change-time estimate is stats::Cusum.
 // All state is fixed-size after the warm-up: no allocation per point.
 #pragma once
 
@@ -9,11 +9,13 @@
 #include <limits>
 #include <vector>
 
+#include "stats/cusum.h"
 #include "stats/robust.h"
 
 namespace rldk::detect {
 
 inline constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
+using stats::Cusum;
 using stats::difference_noise;
 using stats::MAD_TO_SIGMA;
 using stats::MEAN_ABS_TO_SIGMA;
@@ -128,23 +130,6 @@ class AdaptiveReference {
   std::vector<double> warm_;
   bool armed_ = false;
   double level_ = 0, trend_ = 0, bias_ = 0, sigma_ = 0;
-};
-
-// Two-sided tabular CUSUM on standardised values (Page 1954): C+ = max(0, C+ + z - k), C- = max(0, C- - z - k).
-// The step where a side last left zero estimates when the change began (the maximum-likelihood change time under
-// a shift model), which is what a finding reports as its onset, not the later alarm step.
-struct Cusum {
-  double up = 0, down = 0;
-  int64_t up_start = 0, down_start = 0;
-  void reset() { up = down = 0; }
-  // The start of a side is the last step at which it was within one allowance k of zero: noise keeps a side
-  // hovering just above zero before a change, and "last exactly zero" would date the change too early.
-  void update(double z, double k, int64_t step) {
-    if (up <= k) up_start = step;
-    if (down <= k) down_start = step;
-    up = std::max(0.0, up + z - k);
-    down = std::max(0.0, down - z - k);
-  }
 };
 
 // The last `capacity` values (and their steps) with running sums, for trailing means and the change between the

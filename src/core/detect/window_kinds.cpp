@@ -58,6 +58,7 @@ class Drift final : public Detector {
                      std::fabs(change) >= min_sigma_ * ref_sigma_;
     if (anomalous && !sustained_.episode().open) onset_ = window_.step_from_oldest(window_.capacity() / 2);
     if (sustained_.feed(step, anomalous, m, std::fabs(change))) emit();
+    if (sustained_.confirmed()) alarm(step);
   }
   void finish() override {
     if (sustained_.close()) emit();
@@ -149,6 +150,7 @@ class CoTrend final : public Detector {
       last_other_sigma_ = other_sigma_ > 0 ? other_change / other_sigma_ : NaN;
     }
     if (sustained_.feed(step, anomalous, p, proxy_z)) emit();
+    if (sustained_.confirmed()) alarm(step);
   }
   void finish() override {
     if (sustained_.close()) emit();
@@ -228,6 +230,7 @@ class Flat final : public Detector {
       window_mean_ = m;
     }
     if (sustained_.feed(step, anomalous, v, 1.0 / (sd + min_scale_))) emit();
+    if (sustained_.confirmed()) alarm(step);
   }
   void finish() override {
     if (sustained_.close()) emit();

@@ -8,6 +8,8 @@
 //     No grace holds back a value beyond the critical level of its metric's healthy range (data/metrics.yaml):
 //     a per-token KL of 1 nat is never start-up noise.
 //   - cooldown_steps: after firing at step s, the rule is silent through step s + cooldown_steps.
+//   - detector: a rule with one (rules/rule_detector.h) is judged only at the observations where its detector alarms;
+//     the detector sees every value, whatever the window, grace and cooldown say.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +17,7 @@
 
 #include "rldk/metric_dictionary.h"
 #include "rldk/monitor.h"
+#include "rules/rule_detector.h"
 
 namespace rldk {
 namespace {
@@ -38,60 +41,6 @@ bool beyond_critical(const HealthyRange* healthy, double value) {
 }
 using SeriesMap = std::unordered_map<std::string, SeriesInfo>;
 
-// Change-point detector state (CUSUM or Page-Hinkley on standardised values), per rule, run and metric.
-struct DetectorState {
-  std::vector<double> warm;  // values collected to learn the reference
-  bool armed = false;
-  double mean = 0.0, scale = 1.0;
-  double up = 0.0, down = 0.0;        // CUSUM C+ / C-, or Page-Hinkley sums
-  double ph_mean = 0.0;               // Page-Hinkley running mean of standardised values
-  uint64_t ph_count = 0;
-
-  void reset() { *this = DetectorState{}; }
-
-  // Adds a value; true when the detector alarms at it (and then starts accumulating afresh).
-  bool update(const ChangeDetector& d, double x) {
-    if (!std::isfinite(x)) return false;  // non-finite values have their own guard
-    if (!armed) {
-      warm.push_back(x);
-      if (static_cast<int>(warm.size()) < d.warmup) return false;
-      std::vector<double> v = warm;
-      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-      double median = v[v.size() / 2];
-      for (double& e : v) e = std::fabs(e - median);
-      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-      double mad = v[v.size() / 2];
-      double sum = 0;
-      for (double e : warm) sum += e;
-      mean = sum / static_cast<double>(warm.size());
-      // A flat warm-up (MAD 0) would make any wiggle infinite: floor the scale relative to the level.
-      scale = std::max(1.4826 * mad, std::max(std::fabs(mean) * 1e-3, 1e-12));
-      armed = true;
-      warm.clear();
-      warm.shrink_to_fit();
-      return false;
-    }
-    double z = (x - mean) / scale;
-    bool alarm_up = false, alarm_down = false;
-    if (d.kind == "cusum") {
-      up = std::max(0.0, up + z - d.k);
-      down = std::max(0.0, down - z - d.k);
-      alarm_up = up > d.h;
-      alarm_down = down > d.h;
-    } else {  // page_hinkley
-      ++ph_count;
-      ph_mean += (z - ph_mean) / static_cast<double>(ph_count);
-      up = std::max(0.0, d.alpha * up + (z - ph_mean - d.delta));
-      down = std::max(0.0, d.alpha * down + (ph_mean - z - d.delta));
-      alarm_up = up >= d.threshold;
-      alarm_down = down >= d.threshold;
-    }
-    bool alarm = (alarm_up && d.direction != "down") || (alarm_down && d.direction != "up");
-    if (alarm) up = down = 0.0;
-    return alarm;
-  }
-};
-
 struct WindowState {
   std::deque<double> values;
   std::deque<int64_t> steps;
@@ -103,14 +52,15 @@ struct WindowState {
   std::vector<double> values_scratch;   // contiguous copies for the evaluator
   std::vector<int64_t> steps_scratch;
 
-  DetectorState detector;
+  std::unique_ptr<rules::RuleDetector> detector;  // the rule's detector for this series; null without one
+  Observation last;  // with a detector: the latest observation, where an alarm at the end of data fires
 
   void reset() {
     values.clear();
     steps.clear();
     started = false;
     fired = false;
-    detector.reset();
+    if (detector) detector->reset();
   }
 };
 
@@ -148,6 +98,21 @@ class ObservationContext final : public EvalContext {
   const WindowState& w_;
   const SeriesMap& latest_;
   bool use_raw_name_;
+};
+
+// The other metrics of a run, as a rule's detector reads them: the latest value of each, unless it was logged at a
+// later step (before a restart, in the segment the run left).
+class SeriesMetrics final : public rules::RunMetrics {
+ public:
+  explicit SeriesMetrics(const SeriesMap& series) : series_(series) {}
+  std::optional<double> latest(const std::string& name, int64_t step) const override {
+    auto it = series_.find(name);
+    if (it == series_.end() || !it->second.seen || it->second.step > step) return std::nullopt;
+    return it->second.value;
+  }
+
+ private:
+  const SeriesMap& series_;
 };
 
 // `where` filters see a one-value window of the observation itself.
@@ -214,8 +179,44 @@ struct RuleEngine::State {
       w.steps.pop_front();
     }
     // The detector sees every value (its reference is learned from the first ones), whatever grace and cooldown say.
-    bool detector_alarm = rule.detector && w.detector.update(*rule.detector, o.value);
-    if (rule.detector && !detector_alarm) return;
+    if (rule.detector) {
+      if (!w.detector) {
+        w.detector = rules::make_rule_detector(rule.detector, o.name);
+        w.last.run_id = o.run_id;
+        w.last.name = o.name;
+        w.last.raw_name = o.raw_name;
+      }
+      w.last.step = o.step;
+      w.last.value = o.value;
+      w.last.time = o.time;
+      if (!w.detector || !w.detector->observe(o.step, o.value, SeriesMetrics(run.series))) return;
+    }
+    judge(r, o, w, healthy, run, alerts);
+  }
+
+  // End of data: detectors close what is still open (a trend is judged on the whole run); a confirmation fires at
+  // the series' latest observation. Series in the order the engine first saw them, so alerts come in a stable order.
+  void finish(std::vector<Alert>& alerts) {
+    for (auto& [id, run] : runs) evaluate_pending(run, alerts);
+    for (size_t r = 0; r < rules.rules.size(); ++r) {
+      std::vector<std::pair<uint32_t, WindowState*>> watched;
+      for (auto& [series, w] : windows[r]) {
+        if (w.detector) watched.emplace_back(series, &w);
+      }
+      std::sort(watched.begin(), watched.end());
+      for (auto& [series, w] : watched) {
+        if (!w->detector->finish()) continue;
+        RunState& run = runs[w->last.run_id];
+        auto info = run.series.find(w->last.name);
+        judge(r, w->last, *w, info == run.series.end() ? nullptr : info->second.healthy, run, alerts);
+      }
+    }
+  }
+
+  // The rule's window, grace, cooldown and condition at an observation its detector (if any) alarmed at.
+  void judge(size_t r, const Observation& o, WindowState& w, const HealthyRange* healthy, RunState& run,
+             std::vector<Alert>& alerts) {
+    const Rule& rule = rules.rules[r];
     if (static_cast<int>(w.values.size()) < rule.window_size) return;
     if (o.step - w.first_step + 1 < rule.grace_steps && !beyond_critical(healthy, o.value)) return;
     if (w.fired && o.step <= w.last_fire_step + rule.cooldown_steps) return;
@@ -300,6 +301,8 @@ void RuleEngine::flush(std::vector<Alert>& alerts) {
   for (auto& [id, run] : state_->runs) state_->evaluate_pending(run, alerts);
 }
 
+void RuleEngine::finish(std::vector<Alert>& alerts) { state_->finish(alerts); }
+
 const RuleSet& RuleEngine::rules() const { return state_->rules; }
 uint64_t RuleEngine::observations() const { return state_->observations; }
 uint64_t RuleEngine::evaluation_errors() const { return state_->errors; }
@@ -322,7 +325,10 @@ Json RuleEngine::rule_report() const {
     const RuleStats& s = state_->stats[r];
     Json j;
     j["condition"] = rule.condition_text;
-    if (rule.detector) {
+    if (rule.detector && !rule.detector->catalog_id.empty()) {
+      j["detector"]["id"] = rule.detector->catalog_id;
+      j["detector"]["kind"] = rule.detector->kind;
+    } else if (rule.detector) {
       j["detector"]["kind"] = rule.detector->kind;
       j["detector"]["direction"] = rule.detector->direction;
       j["detector"]["warmup"] = rule.detector->warmup;

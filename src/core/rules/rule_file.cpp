@@ -20,12 +20,15 @@
 #include "model/embedded_data.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/rules.h"
+#include "rldk/scan.h"
 
 namespace rldk {
 namespace {
 
 const std::set<std::string> RULE_KEYS = {"id", "description", "metric", "metrics", "where", "condition", "window",
                                          "grace_steps", "cooldown_steps", "actions", "test", "detector"};
+// Fewer warm-up values leave no spread to learn a change detector's scale from.
+constexpr int MIN_DETECTOR_WARMUP = 3;
 const std::set<std::string> ACTION_KINDS = {"warn", "stop", "sentinel", "http", "webhook", "shell"};
 
 std::string where(const std::string& origin, const YAML::Mark& mark, int extra_columns = 0) {
@@ -108,6 +111,73 @@ Result<RuleAction> parse_action(const std::string& origin, const YAML::Node& nod
   return action;
 }
 
+// A scan catalog detector by id: one the rule engine can drive (the non_finite kind is the scan driver's own).
+Result<ChangeDetector> catalog_detector(const std::string& origin, const YAML::Node& node, const std::string& id) {
+  const DetectorSpec* spec = builtin_detector_catalog().find(id);
+  if (spec == nullptr) {
+    return rule_error(origin, node, "unknown detector '" + id + "': give a detector id of `rldk scan` (docs/detectors.md)"
+                                    " or {kind: cusum | page_hinkley, ...}");
+  }
+  if (spec->kind == "non_finite") {
+    return rule_error(origin, node, "detector '" + id + "' runs over all metrics in the scan; in a rule write "
+                                    "condition: not isfinite(value)");
+  }
+  ChangeDetector det;
+  det.catalog_id = id;
+  det.kind = spec->kind;
+  return det;
+}
+
+// detector: ID | {id: ID} (a scan catalog detector, with the catalog's parameters) | {kind: cusum | page_hinkley, ...}.
+Result<ChangeDetector> parse_detector(const std::string& origin, const YAML::Node& d) {
+  if (d.IsScalar()) return catalog_detector(origin, d, d.as<std::string>());
+  if (d.IsMap() && d["id"]) {
+    for (const auto& kv : d) {
+      if (kv.first.as<std::string>() != "id") {
+        return rule_error(origin, kv.first, "a catalog detector takes only its id: it runs with the scan's parameters "
+                                            "(data/detectors)");
+      }
+    }
+    return catalog_detector(origin, d["id"], d["id"].as<std::string>());
+  }
+  if (!d.IsMap() || !d["kind"]) {
+    return rule_error(origin, d, "detector needs a catalog detector id (e.g. entropy_below_start) or a kind: cusum or "
+                                 "page_hinkley");
+  }
+  ChangeDetector det;
+  det.kind = d["kind"].as<std::string>();
+  if (det.kind != "cusum" && det.kind != "page_hinkley") {
+    return rule_error(origin, d["kind"], "detector kind must be cusum or page_hinkley, got '" + det.kind +
+                                             "' (a scan detector is named by its id: detector: {id: ...})");
+  }
+  for (const auto& kv : d) {
+    std::string key = kv.first.as<std::string>();
+    if (key == "kind") continue;
+    if (key == "direction") {
+      det.direction = kv.second.as<std::string>();
+      if (det.direction != "up" && det.direction != "down" && det.direction != "both") {
+        return rule_error(origin, kv.second, "direction must be up, down or both");
+      }
+      continue;
+    }
+    double v = 0;
+    if (!kv.second.IsScalar() || !io::parse_number(kv.second.as<std::string>(), v) || !(v > 0) || !std::isfinite(v)) {
+      return rule_error(origin, kv.second, "detector setting '" + key + "' must be a positive number");
+    }
+    if (key == "warmup") det.warmup = static_cast<int>(v);
+    else if (key == "k") det.k = v;
+    else if (key == "h") det.h = v;
+    else if (key == "delta") det.delta = v;
+    else if (key == "threshold") det.threshold = v;
+    else if (key == "alpha" && v <= 1) det.alpha = v;
+    else return rule_error(origin, kv.first, "unknown detector setting '" + key + "' (warmup, k, h, delta, threshold, alpha, direction)");
+  }
+  if (det.warmup < MIN_DETECTOR_WARMUP) {
+    return rule_error(origin, d, "detector warmup must be at least " + std::to_string(MIN_DETECTOR_WARMUP) + " values");
+  }
+  return det;
+}
+
 Result<Rule> parse_rule(const std::string& origin, const YAML::Node& node, std::vector<std::string>& warnings) {
   if (!node.IsMap()) return rule_error(origin, node, "a rule is a mapping with at least id and condition");
   Rule rule;
@@ -135,40 +205,18 @@ Result<Rule> parse_rule(const std::string& origin, const YAML::Node& node, std::
     if (!parsed.ok()) return expression_error(origin, node["where"], "where", parsed.error());
     rule.where = std::make_shared<const Expression>(std::move(parsed).value());
   }
+  if (YAML::Node d = node["detector"]) {
+    auto detector = parse_detector(origin, d);
+    if (!detector.ok()) return detector.error();
+    rule.detector = std::move(detector).value();
+    // A rule that names a catalog detector and no metric watches what the scan would: the detector's first input.
+    if (rule.metrics.empty() && !rule.where && !rule.detector->catalog_id.empty()) {
+      const DetectorSpec* spec = builtin_detector_catalog().find(rule.detector->catalog_id);
+      rule.metrics = spec->inputs.front().second;
+    }
+  }
   if (rule.metrics.empty() && !rule.where) {
     return rule_error(origin, node, "rule '" + rule.id + "' watches nothing: give metric: NAME (or a where: filter)");
-  }
-  if (YAML::Node d = node["detector"]) {
-    if (!d.IsMap() || !d["kind"]) return rule_error(origin, d, "detector needs a kind: cusum or page_hinkley");
-    ChangeDetector det;
-    det.kind = d["kind"].as<std::string>();
-    if (det.kind != "cusum" && det.kind != "page_hinkley") {
-      return rule_error(origin, d["kind"], "detector kind must be cusum or page_hinkley, got '" + det.kind + "'");
-    }
-    for (const auto& kv : d) {
-      std::string key = kv.first.as<std::string>();
-      if (key == "kind") continue;
-      if (key == "direction") {
-        det.direction = kv.second.as<std::string>();
-        if (det.direction != "up" && det.direction != "down" && det.direction != "both") {
-          return rule_error(origin, kv.second, "direction must be up, down or both");
-        }
-        continue;
-      }
-      double v = 0;
-      if (!kv.second.IsScalar() || !io::parse_number(kv.second.as<std::string>(), v) || !(v > 0) || !std::isfinite(v)) {
-        return rule_error(origin, kv.second, "detector setting '" + key + "' must be a positive number");
-      }
-      if (key == "warmup") det.warmup = static_cast<int>(v);
-      else if (key == "k") det.k = v;
-      else if (key == "h") det.h = v;
-      else if (key == "delta") det.delta = v;
-      else if (key == "threshold") det.threshold = v;
-      else if (key == "alpha" && v <= 1) det.alpha = v;
-      else return rule_error(origin, kv.first, "unknown detector setting '" + key + "' (warmup, k, h, delta, threshold, alpha, direction)");
-    }
-    if (det.warmup < 3) return rule_error(origin, d, "detector warmup must be at least 3 values");
-    rule.detector = det;
   }
   if (!rule.detector && (!node["condition"] || !node["condition"].IsScalar())) {
     return rule_error(origin, node, "rule '" + rule.id + "' has no condition (or detector)");

@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "stats/robust.h"
+
 namespace rldk::rules {
 namespace {
 
@@ -39,17 +41,6 @@ class FiniteCopy {
   std::span<double> view_;
 };
 
-// Median of a buffer that may be reordered; NaN when empty.
-double median_in_place(std::span<double> v) {
-  if (v.empty()) return NOT_A_NUMBER;
-  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2 == 1) return *mid;
-  double upper = *mid;
-  double lower = *std::max_element(v.begin(), mid);
-  return lower + (upper - lower) / 2;
-}
-
 struct SumCount {
   double sum = 0.0;
   size_t count = 0;
@@ -80,7 +71,7 @@ double window_mean(std::span<const double> xs) {
 
 double window_median(std::span<const double> xs) {
   FiniteCopy copy(xs);
-  return median_in_place(copy.view());
+  return stats::median_in_place(copy.view());
 }
 
 double window_min(std::span<const double> xs) {
@@ -184,11 +175,9 @@ double window_zscore(std::span<const double> xs) {
 double window_robust_z(std::span<const double> xs) {
   if (xs.empty() || !std::isfinite(xs.back())) return NOT_A_NUMBER;
   FiniteCopy copy(xs);
-  std::span<double> v = copy.view();
-  double median = median_in_place(v);
-  for (double& x : v) x = std::fabs(x - median);
-  double mad = median_in_place(v);
-  double scale = std::max(MAD_TO_SIGMA * mad, ROBUST_Z_MIN_SCALE * std::max(1.0, std::fabs(median)));
+  double median = 0, sigma = 0;
+  stats::median_and_sigma(copy.view(), median, sigma);  // the latest element is finite: the copy is not empty
+  double scale = std::max(sigma, ROBUST_Z_MIN_SCALE * std::max(1.0, std::fabs(median)));
   return (xs.back() - median) / scale;
 }
 

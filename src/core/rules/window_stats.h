@@ -9,8 +9,6 @@
 
 namespace rldk::rules {
 
-// Scale of the median absolute deviation that makes it estimate the standard deviation of normal data.
-inline constexpr double MAD_TO_SIGMA = 1.4826;
 // robust_z divides by at least this times max(1, |median|): a window whose values are (nearly) all equal has
 // MAD 0, and any departure of the latest value from it should read as a very large score, not as inf or NaN.
 inline constexpr double ROBUST_Z_MIN_SCALE = 1e-9;
@@ -36,7 +34,7 @@ double window_slope(std::span<const double> xs, std::span<const int64_t> steps);
 double window_ewma(std::span<const double> xs, double alpha);
 // (latest - mean) / stddev; 0 when stddev is 0 (then the latest equals the mean).
 double window_zscore(std::span<const double> xs);
-// (latest - median) / max(MAD_TO_SIGMA * MAD, ROBUST_Z_MIN_SCALE * max(1, |median|)).
+// (latest - median) / max(stats::MAD_TO_SIGMA * MAD, ROBUST_Z_MIN_SCALE * max(1, |median|)).
 double window_robust_z(std::span<const double> xs);
 
 }  // namespace rldk::rules

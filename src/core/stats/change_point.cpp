@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace rldk::stats {
 
@@ -61,6 +62,41 @@ size_t mean_shift_start(std::span<const double> x, size_t min_segment) {
     if (score > best_score) {
       best_score = score;
       best = k;
+    }
+  }
+  return best;
+}
+
+Departure departure_from_zero(std::span<const double> d, size_t candidates) {
+  const size_t n = d.size();
+  Departure best;
+  best.start = n == 0 ? 0 : n - 1;
+  std::vector<double> s(n + 1, 0.0), s2(n + 1, 0.0), si(n + 1, 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    s[i + 1] = s[i] + d[i];
+    s2[i + 1] = s2[i] + d[i] * d[i];
+    si[i + 1] = si[i] + static_cast<double>(i) * d[i];
+  }
+  double best_sse = std::numeric_limits<double>::infinity();
+  for (size_t tau = 0; tau < std::min(candidates, n); ++tau) {
+    double m = static_cast<double>(n - tau);
+    double sum = s[n] - s[tau];
+    double sum2 = s2[n] - s2[tau];
+    double before = s2[tau];
+    double mu = sum / m;
+    double sse_step = before + sum2 - sum * mu;
+    if (sse_step < best_sse) {
+      best_sse = sse_step;
+      best = {tau, false, mu};
+    }
+    // r_i = i - tau + 1 for i >= tau: sum r d = sum i d - (tau - 1) sum d; sum r^2 = m (m + 1) (2m + 1) / 6.
+    double srd = (si[n] - si[tau]) - (static_cast<double>(tau) - 1.0) * sum;
+    double srr = m * (m + 1.0) * (2.0 * m + 1.0) / 6.0;
+    double beta = srd / srr;
+    double sse_ramp = before + sum2 - beta * srd;
+    if (sse_ramp < best_sse) {
+      best_sse = sse_ramp;
+      best = {tau, true, beta};
     }
   }
   return best;

@@ -17,4 +17,15 @@ size_t ramp_start(std::span<const double> x, size_t min_after = 1);
 // segments, each at least min_segment long). O(n). 0 when x is too short to split.
 size_t mean_shift_start(std::span<const double> x, size_t min_segment = 1);
 
+// How a series that should be zero (the difference between two runs) departed from it: the least-squares change
+// point under a step model (d = size from `start` on) and a ramp model (d = size x (i - start + 1) from `start` on),
+// both zero before it. Only the first `candidates` indices may be the start (points after an alarm refine the fit
+// but never move the start past it). O(n) with prefix sums. With no candidate: start n - 1, size 0.
+struct Departure {
+  size_t start = 0;
+  bool ramp = false;  // a ramp fitted better than a step
+  double size = 0;    // the step's level, or the ramp's slope per point
+};
+Departure departure_from_zero(std::span<const double> d, size_t candidates);
+
 }  // namespace rldk::stats

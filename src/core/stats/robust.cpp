@@ -6,6 +6,13 @@
 
 namespace rldk::stats {
 
+double mean(std::span<const double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (double e : v) sum += e;
+  return sum / static_cast<double>(v.size());
+}
+
 double median_in_place(std::span<double> v) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
@@ -30,6 +37,17 @@ double difference_noise(std::vector<double>& v) {
   double median = 0, sigma = 0;
   median_and_sigma(v, median, sigma);
   return sigma / std::sqrt(2.0);
+}
+
+double second_difference_noise(std::span<const double> v, std::vector<double>& scratch) {
+  // Variance of x[i] - 2 x[i-1] + x[i-2] for independent noise: (1 + 4 + 1) sigma^2.
+  constexpr double SECOND_DIFFERENCE_VARIANCE = 6.0;
+  scratch.clear();
+  for (size_t i = 2; i < v.size(); ++i) scratch.push_back(v[i] - 2 * v[i - 1] + v[i - 2]);
+  if (scratch.size() < 2) return 0;
+  double median = 0, sigma = 0;
+  median_and_sigma(scratch, median, sigma);
+  return sigma / std::sqrt(SECOND_DIFFERENCE_VARIANCE);
 }
 
 }  // namespace rldk::stats
