@@ -271,7 +271,7 @@ TEST(ReadOptions, ForcedFormatOverridesSniffing) {
       // A JSONL-looking line read as console: the HF dict shape.
       {rldk::Format::console, "{\"step\": 3, \"loss\": 0.5}\n", "m.jsonl", "train/loss", {3}, {0.5}},
       // A .txt file whose first line is not a header-looking row, read as CSV anyway.
-      {rldk::Format::csv, "step,policy loss\n1,0.5\n", "m.txt", "policy loss", {1}, {0.5}},
+      {rldk::Format::csv, "step,policy loss\n1,0.5\n", "m.txt", "policy/loss", {1}, {0.5}},  // "policy loss" folds to the alias policy_loss,
       // A .csv name that holds JSON lines.
       {rldk::Format::jsonl, "{\"step\": 2, \"kl\": 0.1}\n", "wrong.csv", "policy/kl", {2}, {0.1}},
   };
