@@ -1,9 +1,13 @@
-// Console text through StreamReader + RunBuilder: HF/TRL dicts, OpenRLHF, verl (through Ray) and key=value lines.
+// Console text through StreamReader + RunBuilder: HF/TRL dicts (and their steps from tqdm counters), OpenRLHF, verl
+// (through Ray), key=value and "Key: value" lines, notebook progress tables, tqdm postfixes, Kaggle notebook logs,
+// config lines that must stay out of the metrics, and the choice of one shape when several look like metrics.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "fixtures.h"
+#include "rldk/reader.h"
 #include "test_support.h"
 
 namespace {
@@ -21,26 +25,44 @@ void expect_all(const rldk::Run& run, const std::vector<Expected>& expected) {
   EXPECT_EQ(run.series.size(), expected.size()) << names_of(run);
 }
 
-TEST(ConsoleHf, DictsNumberedByLogCall) {
+// No series holds a NaN or an infinity (a healthy log read right).
+::testing::AssertionResult all_finite(const rldk::Run& run) {
+  for (const auto& [name, s] : run.series) {
+    for (double v : s.values) {
+      if (!std::isfinite(v)) return ::testing::AssertionFailure() << "series '" << name << "' holds " << v;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::string meta_of(const rldk::Run& run, const std::string& key) {
+  auto it = run.meta.find(key);
+  return it == run.meta.end() ? std::string("<none>") : it->second;
+}
+
+// ---------------------------------------------------------------- HF / TRL dicts
+
+TEST(ConsoleHf, StepsOfAHandWrittenLogWithStaleCounters) {
+  // HF_CONSOLE: the first dict has no counter before it; the others follow a counter one step behind (2/20 before
+  // the third dict), so their epochs place them. The closing summary goes to the run's meta.
   ReadOutput out = read_text(HF_CONSOLE, "train.log");
   EXPECT_EQ(out.format, rldk::Format::console);
-  EXPECT_EQ(out.detail, "console (hf-dict)");
+  EXPECT_EQ(out.detail,
+            "console: hf-dict (4 lines, 6 metrics, step from epoch x steps per epoch); closing summary in the run's "
+            "meta");
   const rldk::Run& run = only_run(out);
-  // Training dicts are steps 1, 2, 3; the eval and summary dicts take the number of the last training dict.
   expect_all(run, {
                       {"train/loss", {1, 2, 3}, {0.6931, NaN, 0.5}},
                       {"policy/grad_norm", {1, 2, 3}, {1.25, INF, 0.9}},
                       {"policy/lr", {1, 2, 3}, {1e-06, 2e-06, 3e-06}},
-                      {"train/epoch", {1, 2, 2, 3, 3}, {0.01, 0.02, 0.02, 0.03, 0.03}},
+                      {"train/epoch", {1, 2, 2, 3}, {0.01, 0.02, 0.02, 0.03}},
                       {"eval/loss", {2}, {0.7}},
                       {"eval/runtime", {2}, {1.0}},
-                      {"summary/train_runtime", {3}, {10.0}},
-                      {"summary/train_steps_per_second", {3}, {1.0}},
-                      {"train_samples_per_second", {3}, {2.0}},
-                      {"train_loss", {3}, {0.6}},
                   });
-  EXPECT_EQ(run.meta.at("step_source"), "hf log call index");
-  EXPECT_EQ(count_of(out.diagnostics, "malformed_dict"), 1u);
+  EXPECT_EQ(meta_of(run, "step_source"), "epoch x steps per epoch");
+  EXPECT_EQ(meta_of(run, "summary.train_runtime"), "10");
+  EXPECT_EQ(meta_of(run, "summary.train_loss"), "0.6");
+  EXPECT_EQ(meta_of(run, "summary.epoch"), "0.03");
   EXPECT_EQ(lines_of(out.diagnostics, "malformed_dict"), std::vector<uint64_t>{7});
   EXPECT_EQ(out.diagnostics.total(), 1u);
 }
@@ -52,13 +74,13 @@ TEST(ConsoleHf, DictsWithAStepUseIt) {
   EXPECT_EQ(run.meta.count("step_source"), 0u);
 }
 
-TEST(ConsoleHf, DictGluedToAProgressBar) {
+TEST(ConsoleHf, WithoutCountersDictsAreNumberedByLogCall) {
   ReadOutput out = read_text(
-      "{'loss': 0.9, 'epoch': 0.1}\n"
-      " 50%|#####     | 1/2 [00:01<00:01,  1.00it/s]{'loss': 0.8, 'epoch': 0.2}\n",
-      "train.log");
-  EXPECT_TRUE(has_series(only_run(out), "train/loss", {1, 2}, {0.9, 0.8}));
-  EXPECT_TRUE(out.diagnostics.empty());
+      "{'loss': 0.9, 'epoch': 0.1}\n{'eval_loss': 1.0, 'epoch': 0.1}\n{'loss': 0.8, 'epoch': 0.2}\n", "train.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2}, {0.9, 0.8}));
+  EXPECT_TRUE(has_series(run, "eval/loss", {1}, {1.0}));
+  EXPECT_EQ(meta_of(run, "step_source"), "hf log call index");
 }
 
 TEST(ConsoleHf, CutOffDictIsReported) {
@@ -69,10 +91,316 @@ TEST(ConsoleHf, CutOffDictIsReported) {
   EXPECT_EQ(lines_of(out.diagnostics, "malformed_dict"), std::vector<uint64_t>{2});
 }
 
+// TRL GRPO as a terminal shows it: the training bar redrawn with carriage returns, each dict written through
+// tqdm.write right after the bar reached its step, vLLM generation bars and an evaluation bar in between.
+const std::string TRL_GRPO_TERMINAL =
+    "Map: 100%|\xE2\x96\x88\xE2\x96\x88\xE2\x96\x88| 1000/1000 [00:00<00:00, 5000.00 examples/s]\n"
+    "  0%|          | 0/500 [00:00<?, ?it/s]\r"
+    "Processed prompts: 100%|\xE2\x96\x88\xE2\x96\x88| 8/8 [00:02<00:00,  3.50it/s]\r"
+    "  2%|\xE2\x96\x8F         | 10/500 [00:12<09:48,  1.20s/it]\r"
+    "                                                  \r"
+    "{'loss': 0.0, 'grad_norm': 0.5, 'learning_rate': 1e-06, 'reward': 0.2, 'kl': 0.0, 'epoch': 0.02}\n"
+    "\r  2%|\xE2\x96\x8F         | 10/500 [00:12<09:48,  1.20s/it]"
+    "\rProcessed prompts: 100%|\xE2\x96\x88\xE2\x96\x88| 8/8 [00:02<00:00,  3.50it/s]"
+    "\r  4%|\xE2\x96\x8D         | 20/500 [00:24<09:36,  1.20s/it]"
+    "{'loss': 0.01, 'grad_norm': 0.4, 'learning_rate': 2e-06, 'reward': 0.3, 'kl': 0.001, 'epoch': 0.04}\n"
+    "\r  0%|          | 0/25 [00:00<?, ?it/s]"
+    "\r100%|\xE2\x96\x88\xE2\x96\x88\xE2\x96\x88| 25/25 [00:05<00:00,  5.00it/s]\n"
+    "{'eval_loss': 0.3, 'eval_runtime': 5.0, 'epoch': 0.04}\n"
+    "\r  6%|\xE2\x96\x8C         | 30/500 [00:36<09:24,  1.20s/it]"
+    "{'loss': 0.02, 'grad_norm': 0.3, 'learning_rate': 3e-06, 'reward': 0.4, 'kl': 0.002, 'epoch': 0.06}\n"
+    "{'train_runtime': 123.4, 'train_samples_per_second': 1.2, 'train_steps_per_second': 0.1, 'train_loss': 0.05, "
+    "'epoch': 0.06, 'kl': 0.002}\n";
+
+TEST(ConsoleHf, StepIsTheTrainingCounterBeforeTheDict) {
+  ReadOutput out = read_text(TRL_GRPO_TERMINAL, "train.log");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {
+                      {"train/loss", {10, 20, 30}, {0.0, 0.01, 0.02}},
+                      {"policy/grad_norm", {10, 20, 30}, {0.5, 0.4, 0.3}},
+                      {"policy/lr", {10, 20, 30}, {1e-06, 2e-06, 3e-06}},
+                      {"reward/mean", {10, 20, 30}, {0.2, 0.3, 0.4}},
+                      {"policy/kl", {10, 20, 30}, {0.0, 0.001, 0.002}},
+                      {"train/epoch", {10, 20, 20, 30}, {0.02, 0.04, 0.04, 0.06}},
+                      {"eval/loss", {20}, {0.3}},
+                      {"eval/runtime", {20}, {5.0}},
+                  });
+  EXPECT_EQ(meta_of(run, "step_source"), "tqdm counter");
+  EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+}
+
+TEST(ConsoleHf, ClosingSummaryGoesToMetaNotToTheLastStep) {
+  ReadOutput out = read_text(TRL_GRPO_TERMINAL, "train.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_EQ(meta_of(run, "summary.train_runtime"), "123.4");
+  EXPECT_EQ(meta_of(run, "summary.train_samples_per_second"), "1.2");
+  EXPECT_EQ(meta_of(run, "summary.train_steps_per_second"), "0.1");
+  EXPECT_EQ(meta_of(run, "summary.train_loss"), "0.05");
+  EXPECT_EQ(meta_of(run, "summary.kl"), "0.002");
+  EXPECT_EQ(run.find("summary/train_runtime"), nullptr);
+  EXPECT_EQ(run.find("train_loss"), nullptr);
+  EXPECT_TRUE(has_series(run, "policy/kl", {10, 20, 30}, {0.0, 0.001, 0.002}));  // no second value at step 30
+}
+
+TEST(ConsoleHf, BurstsOfBufferedDictsAreLogCallsTimesTheInterval) {
+  // Under nohup stdout is block-buffered: five dicts (steps 10..50, logging_steps 10) arrive after the bar, on
+  // unbuffered stderr, reached 50. The counter bounds the interval: 50 / 5 dicts = 10.
+  std::string text = "\r  0%|          | 0/160 [00:00<?, ?it/s]";
+  for (int n = 1; n <= 50; ++n) {
+    text += "\r" + std::string(n < 16 ? " 1%" : "20%") + "|\xE2\x96\x88         | " + std::to_string(n) +
+            "/160 [00:10<01:00, 29.06s/it]";
+  }
+  text += " {'loss': 0.6922, 'epoch': 0.06}\n{'loss': 0.6909, 'epoch': 0.12}\n{'loss': 0.6905, 'epoch': 0.19}\n"
+          "{'loss': 0.6871, 'epoch': 0.25}\n{'loss': 0.6877, 'epoch': 0.31}\n";
+  text += "\r 32%|\xE2\x96\x88\xE2\x96\x88\xE2\x96\x88       | 51/160 [00:20<01:00, 29.06s/it]\n";
+  ReadOutput out = read_text(text, "dpo.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {10, 20, 30, 40, 50}, {0.6922, 0.6909, 0.6905, 0.6871, 0.6877}));
+  EXPECT_EQ(meta_of(run, "step_source"), "log call index x logging interval");
+}
+
+TEST(ConsoleHf, EpochTimesStepsPerEpochWhenTheBarIsNotRedrawn) {
+  // The bar was drawn at 0/300 only; the epochs (printed to two decimals) place the dicts, snapped to the logging
+  // interval they imply.
+  ReadOutput out = read_text(
+      "  0%|          | 0/300 [00:00<?, ?it/s]\n"
+      "{'loss': 0.1, 'epoch': 0.03}\n{'loss': 0.2, 'epoch': 0.07}\n{'loss': 0.3, 'epoch': 0.1}\n",
+      "train.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {10, 20, 30}, {0.1, 0.2, 0.3}));
+  EXPECT_EQ(meta_of(run, "step_source"), "epoch x steps per epoch");
+}
+
+TEST(ConsoleHf, ValuesPrintedAsStrings) {
+  // Recent TRL prints every value as a string of four significant digits.
+  ReadOutput out = read_text(
+      "\r  2%|          | 4/200 [00:00<00:10, 18.84it/s]\r                    \r"
+      "{'loss': '-0.1617', 'grad_norm': '1.052', 'num_tokens': '1.336e+04', 'epoch': '0.125'}\n"
+      "\r  4%|          | 8/200 [00:00<00:10, 18.84it/s]\r"
+      "{'loss': '0.04876', 'grad_norm': '0.6728', 'num_tokens': '2.029e+04', 'epoch': '0.25'}\n",
+      "train.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {4, 8}, {-0.1617, 0.04876}));
+  EXPECT_TRUE(has_series(run, "perf/num_tokens", {4, 8}, {13360.0, 20290.0}));
+}
+
+// ---------------------------------------------------------------- config, environment and summary lines
+
+struct NotMetricsCase {
+  const char* name;
+  std::string text;
+  size_t points;  // the points the metric lines of the text give
+};
+
+TEST(ConsoleConfig, SettingsPrintedLikeMetricsStayOut) {
+  const std::string hf = "{'loss': 0.5, 'kl': 0.1}\n{'loss': 0.4, 'kl': 0.2}\n";  // 4 points
+  const NotMetricsCase cases[] = {
+      {"labelled dict with None", "Critic overriding config {'bos_token_id': None, 'eos_token_id': 151643}\n" + hf, 4},
+      {"token ids without label", "{'bos_token_id': None, 'eos_token_id': 151643, 'pad_token_id': 151643}\n" + hf, 4},
+      {"text value", "{'model_name_or_path': 'Qwen/Qwen2.5-0.5B', 'learning_rate': 1e-06}\n" + hf, 4},
+      {"boolean value", "{'use_vllm': True, 'beta': 0.04}\n" + hf, 4},
+      {"label with colon", "Model config: {'hidden_size': 896, 'num_hidden_layers': 24}\n" + hf, 4},
+      {"pretty-printed nested config", "{'actor_rollout_ref': {'actor': {'checkpoint': {'contents': ['model',\n" + hf,
+       4},
+      {"environment line", "RAY_DEDUP_LOGS=0 python3 -m verl.trainer.main_ppo data.train_batch_size=1024\n" + hf, 4},
+      {"hydra overrides", "data.train_batch_size=1024 actor_rollout_ref.actor.optim.lr=1e-6 trainer.n_gpus=8\n" + hf,
+       4},
+      {"settings printed once", "Reward weights: accuracy=0.7, format=0.3\n" + hf, 4},
+      // Log decorations before a dict are not labels.
+      {"python logging prefix", "INFO:trl.trainer.grpo_trainer:{'loss': 0.5, 'kl': 0.1}\n", 2},
+      {"deepspeed prefix", "[2024-05-01 12:00:00,000] [INFO] [logging.py:96:log_dist] {'loss': 0.5, 'kl': 0.1}\n", 2},
+  };
+  for (const auto& c : cases) {
+    ReadOutput out = read_text(c.text, "train.log");
+    EXPECT_EQ(out.points, c.points) << c.name;
+    EXPECT_TRUE(out.diagnostics.empty()) << c.name;
+    if (!out.runs.empty()) {
+      EXPECT_TRUE(all_finite(out.runs[0])) << c.name;
+    }
+  }
+}
+
+TEST(ConsoleConfig, NoneIsAValueNotComputedNeverANaN) {
+  ReadOutput out = read_text("{'loss': 0.5, 'grad_norm': None, 'epoch': 0.1}\n", "train.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1}, {0.5}));
+  EXPECT_EQ(run.find("policy/grad_norm"), nullptr);
+}
+
+// A healthy verl PPO console: the launch line, a critic config dict with None in it, reward weights, then steps.
+const std::string VERL_WITH_SETTINGS =
+    "RAY_DEDUP_LOGS=0 python3 -m verl.trainer.main_ppo data.train_batch_size=1024 critic.optim.lr=1e-5 "
+    "trainer.total_epochs=15\n"
+    "(WorkerDict pid=689549) Critic overriding config {'bos_token_id': None, 'eos_token_id': 151643, "
+    "'pad_token_id': 151643}\n"
+    "Reward weights: accuracy=0.7, format=0.3\n"
+    "(TaskRunner pid=3165) step:1 - critic/vf_loss:np.float64(0.007) - critic/score/mean:0.63 - actor/entropy:0.119\n"
+    "(TaskRunner pid=3165) step:2 - critic/vf_loss:np.float64(0.006) - critic/score/mean:0.65 - actor/entropy:0.118\n"
+    "(TaskRunner pid=3165) step:3 - critic/vf_loss:np.float64(0.005) - critic/score/mean:0.66 - actor/entropy:0.117\n";
+
+TEST(ConsoleConfig, HealthyVerlRunHasNoNonFiniteValue) {
+  ReadOutput out = read_text(VERL_WITH_SETTINGS, "verl.log");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {
+                      {"value/loss", {1, 2, 3}, {0.007, 0.006, 0.005}},
+                      {"reward/mean", {1, 2, 3}, {0.63, 0.65, 0.66}},
+                      {"policy/entropy", {1, 2, 3}, {0.119, 0.118, 0.117}},
+                  });
+  EXPECT_TRUE(all_finite(run));
+  EXPECT_EQ(out.detail,
+            "console: verl (3 lines, 3 metrics, step from `step:N`); ignored: key=value (1 line, no step, printed "
+            "once); not metrics: 2 config or environment lines");
+}
+
+// ---------------------------------------------------------------- notebook progress tables
+
+TEST(ConsoleTable, MarkdownAndColabTables) {
+  struct Case {
+    const char* name;
+    std::string text;
+  };
+  const Case cases[] = {
+      {"markdown with outer pipes",
+       "| Step | Training Loss | reward | reward_std | kl |\n"
+       "|---|---|---|---|---|\n"
+       "| 10 | 0.693100 | 0.125 | 0.2 | 0.0004 |\n"
+       "| 20 | 0.680000 | 0.250 | 0.3 | 0.0010 |\n"},
+      {"markdown without outer pipes or separator",
+       "Step | Training Loss | reward | reward_std | kl\n"
+       "10 | 0.693100 | 0.125 | 0.2 | 0.0004\n"
+       "20 | 0.680000 | 0.250 | 0.3 | 0.0010\n"},
+      {"aligned separator", "Step | Training Loss | reward | reward_std | kl\n:-- | --: | :-: | -- | --\n"
+                            "10 | 0.693100 | 0.125 | 0.2 | 0.0004\n20 | 0.680000 | 0.250 | 0.3 | 0.0010\n"},
+      {"tab-separated as copied from Colab",
+       "Step\tTraining Loss\treward\treward_std\tkl\n10\t0.693100\t0.125\t0.2\t0.0004\n"
+       "20\t0.680000\t0.25\t0.3\t0.001\n"},
+      {"re-printed as rows arrive",
+       "Step | Training Loss | reward | reward_std | kl\n10 | 0.693100 | 0.125 | 0.2 | 0.0004\n\n"
+       "Step | Training Loss | reward | reward_std | kl\n10 | 0.693100 | 0.125 | 0.2 | 0.0004\n"
+       "20 | 0.680000 | 0.250 | 0.3 | 0.0010\n"},
+  };
+  for (const auto& c : cases) {
+    ReadOutput out = read_text(c.text, "notebook.txt");
+    EXPECT_EQ(out.format, rldk::Format::console) << c.name;
+    ASSERT_EQ(out.runs.size(), 1u) << c.name;
+    const rldk::Run& run = out.runs[0];
+    EXPECT_TRUE(has_series(run, "train/loss", {10, 20}, {0.6931, 0.68})) << c.name;
+    EXPECT_TRUE(has_series(run, "reward/mean", {10, 20}, {0.125, 0.25})) << c.name;
+    EXPECT_TRUE(has_series(run, "reward/std", {10, 20}, {0.2, 0.3})) << c.name;
+    EXPECT_TRUE(has_series(run, "policy/kl", {10, 20}, {0.0004, 0.001})) << c.name;
+    EXPECT_EQ(run.series.size(), 4u) << c.name << ": " << names_of(run);
+    EXPECT_EQ(run.raw_to_canonical.count("Training Loss"), 1u) << c.name;
+    EXPECT_TRUE(out.diagnostics.empty()) << c.name;
+  }
+}
+
+TEST(ConsoleTable, NoLogAndEmptyCellsAreMissing) {
+  ReadOutput out = read_text(
+      "Step\tTraining Loss\tValidation Loss\n"
+      "50\tNo log\t0.812000\n"
+      "100\t0.790000\t\n"
+      "150\t0.700000\t0.650000\n",
+      "colab.txt");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {100, 150}, {0.79, 0.7}));
+  EXPECT_TRUE(has_series(run, "Validation Loss", {50, 150}, {0.812, 0.65}));
+  EXPECT_TRUE(out.diagnostics.empty());
+  EXPECT_EQ(out.detail, "console: progress table (3 lines, 2 metrics, step from the Step column)");
+}
+
+// ---------------------------------------------------------------- custom trainers
+
+// MiniMind-style GRPO: a summary line per step with the step in "(n/N)", and per-sample debug prints.
+const std::string CUSTOM_GRPO =
+    "Model Params: 30.03M\n"
+    "[DEBUG] step=1, sample[0]\n"
+    "[DEBUG] sample 0 reward=1.0 len=45\n"
+    "[DEBUG] sample 1 reward=0.0 len=61\n"
+    "Epoch:[1/1](1/9751), Reward: -1.4468, KL_ref: 0.0409, Adv Std: 0.9257, Policy Loss: 0.0123, "
+    "Learning Rate: 0.0000003\n"
+    "[DEBUG] sample 0 reward=0.5 len=40\n"
+    "[DEBUG] sample 1 reward=1.0 len=52\n"
+    "Epoch:[1/1](2/9751), Reward: -1.2000, KL_ref: 0.0400, Adv Std: 0.9200, Policy Loss: 0.0100, "
+    "Learning Rate: 0.0000003\n"
+    "[DEBUG] sample 0 reward=0.0 len=33\n"
+    "[DEBUG] sample 1 reward=0.0 len=30\n"
+    "Epoch:[1/1](3/9751), Reward: -1.1000, KL_ref: 0.0390, Adv Std: 0.9100, Policy Loss: 0.0090, "
+    "Learning Rate: 0.0000004\n";
+
+TEST(ConsoleCustom, BracketedCounterLinesWinOverPerSamplePrints) {
+  ReadOutput out = read_text(CUSTOM_GRPO, "train.log");
+  const rldk::Run& run = only_run(out);
+  // Names as people write them ("Adv Std") reach their canonical metrics through the dictionary.
+  expect_all(run, {
+                      {"reward/mean", {1, 2, 3}, {-1.4468, -1.2, -1.1}},
+                      {"policy/kl", {1, 2, 3}, {0.0409, 0.04, 0.039}},
+                      {"advantage/std", {1, 2, 3}, {0.9257, 0.92, 0.91}},
+                      {"policy/loss", {1, 2, 3}, {0.0123, 0.01, 0.009}},
+                      {"policy/lr", {1, 2, 3}, {3e-07, 3e-07, 4e-07}},
+                  });
+  EXPECT_EQ(run.raw_to_canonical.at("Adv Std"), "advantage/std");
+  EXPECT_EQ(out.detail,
+            "console: key: value (3 lines, 5 metrics, step from `(n/N)`); ignored: key=value (6 lines, no step)");
+  EXPECT_TRUE(out.diagnostics.empty());
+}
+
+TEST(ConsoleCustom, StepLabelsAndCounters) {
+  struct Case {
+    const char* name;
+    std::string text;
+    std::vector<int64_t> steps;
+    size_t series;
+  };
+  const Case cases[] = {
+      {"pipes with spaced pairs", "step 10 | loss 0.3 | reward 0.5\nstep 20 | loss 0.2 | reward 0.6\n", {10, 20}, 2},
+      {"step label before key=value", "Step 10: loss=0.3, reward=0.5\nStep 20: loss=0.2, reward=0.6\n", {10, 20}, 2},
+      // "Epoch: 1" is a value (train/epoch); the step key takes the counter's numerator.
+      {"step key among colon pairs", "Epoch: 1, Step: 10/500, loss: 0.3, reward: 0.5\n"
+                                     "Epoch: 1, Step: 20/500, loss: 0.2, reward: 0.6\n", {10, 20}, 3},
+      {"bracketed step counter", "Iter [10/500] loss: 0.3 | reward: 0.5\nIter [20/500] loss: 0.2 | reward: 0.6\n",
+       {10, 20}, 2},
+      // The second epoch goes on counting: (e - 1) x N + n.
+      {"epoch and step counters", "Epoch:[1/2](10/100), loss: 0.3, reward: 0.5\n"
+                                  "Epoch:[2/2](10/100), loss: 0.2, reward: 0.6\n", {10, 110}, 2},
+      {"log prefix and units skipped", "2024-05-01 12:00:00,123 - INFO - step 10 | loss 0.3 | reward 0.5 | time 1.2s\n"
+                                       "2024-05-01 12:01:00,123 - INFO - step 20 | loss 0.2 | reward 0.6 | time 1.1s\n",
+       {10, 20}, 2},
+  };
+  for (const auto& c : cases) {
+    ReadOutput out = read_text(c.text, "train.log");
+    ASSERT_EQ(out.runs.size(), 1u) << c.name;
+    EXPECT_TRUE(has_series(out.runs[0], "train/loss", c.steps, {0.3, 0.2})) << c.name;
+    EXPECT_TRUE(has_series(out.runs[0], "reward/mean", c.steps, {0.5, 0.6})) << c.name;
+    EXPECT_EQ(out.runs[0].series.size(), c.series) << c.name << ": " << names_of(out.runs[0]);
+  }
+}
+
+// ---------------------------------------------------------------- tqdm postfix
+
+TEST(ConsoleTqdm, PostfixValuesAtTheCounter) {
+  ReadOutput out = read_text(
+      "  0%|          | 0/50 [00:00<?, ?it/s]"
+      "\r 10%|\xE2\x96\x88         | 5/50 [00:06<00:54,  1.20s/it, loss=0.9, reward=0.1]"
+      "\r 10%|\xE2\x96\x88         | 5/50 [00:07<00:54,  1.20s/it, loss=0.8, reward=0.2]"
+      "\r 12%|\xE2\x96\x88\xE2\x96\x8F        | 6/50 [00:07<00:53,  1.20s/it, loss=0.8, reward=0.2]\n"
+      "100%|\xE2\x96\x88\xE2\x96\x88| 50/50 [01:00<00:00, kl=0.01, reward=0.5]\n",
+      "train.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {5, 6}, {0.9, 0.8}));
+  EXPECT_TRUE(has_series(run, "reward/mean", {5, 6, 50}, {0.1, 0.2, 0.5}));
+  EXPECT_TRUE(has_series(run, "policy/kl", {50}, {0.01}));
+  EXPECT_EQ(out.detail, "console: tqdm postfix (3 lines, 3 metrics, step from the tqdm counter)");
+}
+
+// ---------------------------------------------------------------- OpenRLHF, verl, key=value
+
 TEST(ConsoleOpenRlhf, GlobalStepDictsAndEvalMetrics) {
   ReadOutput out = read_text(OPENRLHF_CONSOLE, "openrlhf.log");
   EXPECT_EQ(out.format, rldk::Format::console);
-  EXPECT_EQ(out.detail, "console (openrlhf)");
+  // The tqdm postfix repeats two of the values at the bar's own count: it is another shape, and loses.
+  EXPECT_EQ(out.detail,
+            "console: openrlhf (3 lines, 10 metrics, step from `Global step N`); ignored: tqdm postfix (1 line, step "
+            "from the tqdm counter)");
   const rldk::Run& run = only_run(out);
   expect_all(run, {
                       {"policy/loss", {1, 2}, {0.00082, NaN}},
@@ -86,7 +414,6 @@ TEST(ConsoleOpenRlhf, GlobalStepDictsAndEvalMetrics) {
                       {"perf/step_time", {1, 2}, {94.08, 95.82}},
                       {"eval/reward", {2}, {0.4}},
                   });
-  // The tqdm postfix (policy_loss=..., kl=...) is not read as key=value metrics; the cut-off dict is reported.
   EXPECT_EQ(count_of(out.diagnostics, "malformed_dict"), 1u);
   EXPECT_EQ(lines_of(out.diagnostics, "malformed_dict"), std::vector<uint64_t>{5});
   EXPECT_EQ(out.diagnostics.total(), 1u);
@@ -109,7 +436,7 @@ TEST(ConsoleOpenRlhf, LogStartingWithBracketedDeepSpeedLine) {
 TEST(ConsoleVerl, StepLinesWithNumpyWrappersAndRayPrefixes) {
   ReadOutput out = read_text(VERL_CONSOLE, "verl.log");
   EXPECT_EQ(out.format, rldk::Format::console);
-  EXPECT_EQ(out.detail, "console (verl)");
+  EXPECT_EQ(out.detail, "console: verl (3 lines, 9 metrics, step from `step:N`)");
   EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
   const rldk::Run& run = only_run(out);
   // training/global_step is a step field, val/note a text value: neither is a series.
@@ -130,13 +457,16 @@ TEST(ConsoleVerl, StepLinesWithNumpyWrappersAndRayPrefixes) {
 TEST(ConsoleKeyValue, GenericKeyValueLines) {
   ReadOutput out = read_text(KEY_VALUE_CONSOLE, "train.txt");
   EXPECT_EQ(out.format, rldk::Format::console);
-  EXPECT_EQ(out.detail, "console (key=value)");
+  // "kl=0.2 reward_mean=0.7" has no step: a line of another kind than the stepped ones, so not a step of theirs.
+  EXPECT_EQ(out.detail,
+            "console: key=value (5 lines, 4 metrics, step from the step field); ignored: key=value (1 line, no step, "
+            "printed once)");
   EXPECT_TRUE(out.diagnostics.empty());
   const rldk::Run& run = only_run(out);
-  // A line without a step follows the previous one; "--lr=0.5" command-line flags are not metrics.
+  // "--lr=0.5" command-line flags are not metrics.
   expect_all(run, {
-                      {"policy/kl", {10, 11, 12, 5, 30}, {0.12, NaN, 0.2, 0.3, 0.4}},
-                      {"reward/mean", {10, 11, 12}, {0.5, INF, 0.7}},
+                      {"policy/kl", {10, 11, 5, 30}, {0.12, NaN, 0.3, 0.4}},
+                      {"reward/mean", {10, 11}, {0.5, INF}},
                       {"policy/lr", {11}, {1e-05}},
                       {"train/loss", {20}, {0.1}},
                   });
@@ -147,24 +477,96 @@ TEST(ConsoleKeyValue, GenericKeyValueLines) {
   EXPECT_EQ(run.segments[1].first_step, 5);
   EXPECT_EQ(run.segments[1].last_step, 30);
   EXPECT_EQ(run.segments[1].start_line, 6u);
-  EXPECT_EQ(run.find("policy/kl")->segments, (std::vector<uint32_t>{0, 0, 0, 1, 1}));
+  EXPECT_EQ(run.find("policy/kl")->segments, (std::vector<uint32_t>{0, 0, 1, 1}));
 }
 
-TEST(ConsoleMixed, ShapesCanShareAFile) {
+// ---------------------------------------------------------------- choosing the shape
+
+TEST(ConsoleChoice, OneShapeWinsAndInfoSaysWhich) {
   ReadOutput out = read_text(
       "Loading model...\n"
       "{'loss': 0.5}\n"
-      "(TaskRunner pid=1) step:5 - actor/ppo_kl:0.1\n"
+      "(TaskRunner pid=1) step:5 - actor/ppo_kl:0.1 - actor/entropy:0.5\n"
       "Global step 6: {'kl': 0.2}\n"
       "step=7 reward=0.9\n",
       "mixed.log");
-  EXPECT_EQ(out.detail, "console (hf-dict, key=value, openrlhf, verl)");
+  // Four shapes with one line each: verl carries its step and has the most metrics.
+  EXPECT_EQ(out.detail,
+            "console: verl (1 line, 2 metrics, step from `step:N`); ignored: hf-dict (1 line, step from the log call "
+            "index), openrlhf (1 line, step from `Global step N`), key=value (1 line, step from the step field)");
   const rldk::Run& run = only_run(out);
-  EXPECT_TRUE(has_series(run, "train/loss", {1}, {0.5}));
-  EXPECT_TRUE(has_series(run, "policy/approx_kl", {5}, {0.1}));
-  EXPECT_TRUE(has_series(run, "policy/kl", {6}, {0.2}));
-  EXPECT_TRUE(has_series(run, "reward/mean", {7}, {0.9}));
+  expect_all(run, {{"policy/approx_kl", {5}, {0.1}}, {"policy/entropy", {5}, {0.5}}});
 }
+
+TEST(ConsoleChoice, StepsFlowBeforeTheEndOfALiveLog) {
+  // Once a stepped shape has shown three steps it is chosen, and its records are emitted while the log grows.
+  rldk::ReadOptions options;
+  options.run_id = "run";
+  rldk::RunBuilder builder;
+  rldk::Diagnostics diagnostics;
+  rldk::StreamReader reader(rldk::SourceInfo{"verl.log", "", ""}, options, builder, diagnostics);
+  reader.feed("step:1 - actor/entropy:0.5\nstep:2 - actor/entropy:0.4\n");
+  EXPECT_EQ(reader.points(), 0u);  // still looking
+  reader.feed("step:3 - actor/entropy:0.3\n");
+  EXPECT_EQ(reader.points(), 3u);
+  reader.feed("step:4 - actor/entropy:0.2\n");
+  EXPECT_EQ(reader.points(), 4u);
+  reader.finish();
+}
+
+TEST(ConsoleChoice, AStepShapeAfterALongPreambleOfPrintsTakesOver) {
+  // More stepless prints than the look-ahead waits for: they are emitted first (the log might hold nothing else),
+  // then the summary lines take over once they have shown their steps.
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "[DEBUG] sample " + std::to_string(i) + " hits=1 len=45\n";
+  for (int step = 1; step <= 4; ++step) {
+    text += "Epoch:[1/1](" + std::to_string(step) + "/100), Reward: 0." + std::to_string(step) + ", KL_ref: 0.01\n";
+  }
+  ReadOutput out = read_text(text, "train.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "reward/mean", {1, 2, 3, 4}, {0.1, 0.2, 0.3, 0.4}));
+  ASSERT_NE(run.find("hits"), nullptr);
+  EXPECT_EQ(run.find("hits")->steps.size(), 100u);  // emitted before the summary lines showed up
+  EXPECT_EQ(out.detail,
+            "console: key: value (4 lines, 2 metrics, step from `(n/N)`) from line 101; ignored: key=value (100 "
+            "lines, no step)");
+}
+
+TEST(ConsoleChoice, LookAheadIsBounded) {
+  // A long log of stepless prints only: decided after the look-ahead, then streamed; all are kept.
+  std::string text;
+  for (int i = 0; i < 6000; ++i) text += "sample reward=" + std::to_string(i % 7) + "\n";
+  ReadOutput out = read_text(text, "train.log");
+  const rldk::Run& run = only_run(out);
+  ASSERT_NE(run.find("reward/mean"), nullptr);
+  EXPECT_EQ(run.find("reward/mean")->steps.size(), 6000u);
+  EXPECT_EQ(run.find("reward/mean")->steps.back(), 6000);
+}
+
+// ---------------------------------------------------------------- Kaggle notebook logs
+
+TEST(ConsoleKaggle, NotebookLogRecordsAreUnwrapped) {
+  ReadOutput out = read_text(
+      "[{\"stream_name\":\"stderr\",\"time\":7.38,\"data\":\"0.00s - Debugger warning: frozen modules\\n\"}\n"
+      ",{\"stream_name\":\"stdout\",\"time\":655.4,\"data\":\"\\r  3%|\xE2\x96\x88   | 10/300 [07:58\\u003c3:37:31, "
+      "45.01s/it]\\r                \\r{'loss': '-0.01406', 'kl': '0.001', 'epoch': '0.0333'}\\n\"}\n"
+      ",{\"stream_name\":\"stdout\",\"time\":1102.0,\"data\":\"\\r  7%|\xE2\x96\x88   | 20/300 [15:24\\u003c3:28:26, "
+      "44.67s/it]\\r{'loss': '0.008625', \"}\n"
+      ",{\"stream_name\":\"stdout\",\"time\":1102.1,\"data\":\"'kl': '0.002', 'epoch': '0.0667'}\\n\"}\n"
+      "]\n",
+      "notebook.log");
+  EXPECT_EQ(out.format, rldk::Format::console);
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {
+                      {"train/loss", {10, 20}, {-0.01406, 0.008625}},
+                      {"policy/kl", {10, 20}, {0.001, 0.002}},
+                      {"train/epoch", {10, 20}, {0.0333, 0.0667}},
+                  });
+  EXPECT_EQ(out.detail.substr(0, 31), "console (kaggle notebook log): ");
+  EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+}
+
+// ---------------------------------------------------------------- ordinary text
 
 TEST(ConsoleText, OrdinaryTextIsNotAnError) {
   ReadOutput out = read_text("Loading checkpoint shards: 100%|##########| 2/2 [00:01<00:00]\nHello, world\n{}\n",
@@ -172,6 +574,7 @@ TEST(ConsoleText, OrdinaryTextIsNotAnError) {
   EXPECT_EQ(out.format, rldk::Format::console);
   EXPECT_EQ(out.points, 0u);
   EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+  EXPECT_EQ(out.detail, "console (no metric lines)");
 }
 
 }  // namespace

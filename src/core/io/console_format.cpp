@@ -1,44 +1,79 @@
 // Console text, as trainers print it. Each line (and each carriage-return piece of a tqdm-mangled line) is tried
-// against the known shapes; anything else is ordinary log text, not an error:
-//   HF/TRL      {'loss': 0.69, 'grad_norm': 1.2, 'learning_rate': 1e-06, 'epoch': 0.01}
-//   OpenRLHF    INFO 08-13 19:25:45 ppo_trainer.py:547] ✨ Global step 12: {'policy_loss': 0.01, ...}
-//   verl        (TaskRunner pid=3165) step:71 - actor/entropy:0.119 - critic/vf_loss:np.float64(0.007) - ...
-//   generic     step=10 kl=0.12 reward_mean=0.5
-// HF console dicts carry no step: they are numbered by log call (1, 2, ...; eval and summary dicts take the number
-// of the last training dict), recorded in the run's meta as step_source.
-#include <map>
+// against the known shapes, one parser each (console_shapes.h); anything else is ordinary log text, not an error:
+//   progress table  Step | Training Loss | reward  then  10 | 0.6931 | 0.5   (markdown or tab-separated, notebooks)
+//   verl            (TaskRunner pid=3165) step:71 - actor/entropy:0.119 - critic/vf_loss:np.float64(0.007) - ...
+//   OpenRLHF        INFO 08-13 19:25:45 ppo_trainer.py:547] ✨ Global step 12: {'policy_loss': 0.01, ...}
+//   HF/TRL dict     {'loss': 0.69, 'grad_norm': 1.2, 'learning_rate': 1e-06, 'epoch': 0.01}, alone or after a tqdm bar
+//   step dict       Step 10: {'loss': 0.3, 'reward': 0.5}
+//   tqdm postfix    100%|██| 50/50 [01:00<00:00, loss=0.3, reward=0.5]
+//   key=value       step=10 kl=0.12 reward_mean=0.5  /  Step 10: loss=0.3, reward=0.5
+//   key: value      Epoch:[1/1](3/9751), Reward: -1.4468, KL_ref: 0.0409  /  step 10 | loss 0.3 | reward 0.5
+// Lines that look like metrics but are settings stay out: a dict after label words ("Critic overriding config
+// {...}") or holding text, booleans, token ids or paths; environment and command lines (RAY_DEDUP_LOGS=0 python3 ...);
+// the HF Trainer's closing summary goes to the run's meta (summary.*). None is a value that was not computed, never a
+// NaN. One shape's records become the steps (see ShapeChooser in console_choice.h); `rldk info` says which and why.
+//
+// HF dicts carry no step: it is the training tqdm counter that precedes them, or for buffered output the log call x
+// the logging interval, else epoch x steps per epoch, else the log call index (see HfSteps), recorded in the run's
+// meta as step_source. Kaggle notebook logs (a JSON array of output records) are unwrapped first (KaggleLog).
+#include <array>
 
+#include "io/console_choice.h"
+#include "io/console_kaggle.h"
+#include "io/console_shapes.h"
 #include "io/line_format.h"
 
 namespace rldk::io {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
-  return s;
-}
+using namespace console;
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-bool is_key_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '/' || c == '@' || c == '-';
-}
-
-// Parses a decimal integer at the start of `s`; returns the number of characters used (0 if none).
-size_t leading_int(std::string_view s, int64_t& out) {
-  size_t i = 0;
-  out = 0;
-  while (i < s.size() && i < 18 && s[i] >= '0' && s[i] <= '9') out = out * 10 + (s[i++] - '0');
-  return i;
-}
+// Ray prefixes worker output with "(TaskRunner pid=3165) " or "(main_task pid=63313, ip=10.0.0.1) "; a longer
+// parenthesis is not such a prefix.
+constexpr size_t MAX_RAY_PREFIX = 120;
 
 class ConsoleFormat final : public LineFormat {
  public:
-  explicit ConsoleFormat(ReadContext& context) : context_(context), records_(context) {}
+  explicit ConsoleFormat(ReadContext& context)
+      : context_(context),
+        records_(context),
+        hf_(steps_, [this](const Match& match, const FlatRecord& record, uint64_t line) {
+          chooser_.offer(match, record, line);
+        }),
+        dicts_(context, records_, hf_),
+        chooser_(records_, [this](Shape shape, StepFrom from, std::optional<int64_t> step, const FlatRecord& record,
+                                  uint64_t line) { emit(shape, from, step, record, line); }),
+        kaggle_(context, [this](std::string_view text, uint64_t number) { console_line(text, number); }) {}
 
   void line(std::string_view text, uint64_t number) override {
+    if (!kaggle_.line(text, number)) console_line(text, number);
+  }
+
+  void finish() override {
+    kaggle_.finish();
+    hf_.flush();
+    chooser_.finish();
+    // The most common source among the emitted HF training dicts that had no step of their own.
+    size_t top = 0;
+    for (size_t i = 1; i < hf_sources_.size(); ++i) {
+      if (hf_sources_[i] > hf_sources_[top]) top = i;
+    }
+    if (hf_sources_[top] > 0) {
+      static constexpr const char* NAMES[] = {"tqdm counter", "log call index x logging interval",
+                                              "epoch x steps per epoch", "hf log call index"};
+      context_.emitter.meta("", "step_source", NAMES[top]);
+    }
+  }
+
+  std::string detail() const override {
+    std::string out = chooser_.detail(config_lines_, dicts_.summaries());
+    if (dicts_.events() > 0) out += "; long-form events: " + std::to_string(dicts_.events()) + " lines";
+    if (kaggle_.active()) out.insert(std::string_view("console").size(), " (kaggle notebook log)");
+    return out;
+  }
+
+ private:
+  void console_line(std::string_view text, uint64_t number) {
     strip_ansi(text);
     std::string_view rest = clean_;
     // tqdm redraws with carriage returns; every piece may hold a record.
@@ -50,17 +85,6 @@ class ConsoleFormat final : public LineFormat {
     }
   }
 
-  void finish() override {
-    if (kinds_.count("hf-dict") && !hf_has_step_) context_.emitter.meta("", "step_source", "hf log call index");
-  }
-
-  std::string detail() const override {
-    std::string out;
-    for (const auto& [kind, count] : kinds_) out += (out.empty() ? "" : ", ") + kind;
-    return "console (" + (out.empty() ? std::string("no metric lines") : out) + ")";
-  }
-
- private:
   void strip_ansi(std::string_view text) {
     clean_.clear();
     for (size_t i = 0; i < text.size(); ++i) {
@@ -75,194 +99,52 @@ class ConsoleFormat final : public LineFormat {
 
   void piece(std::string_view s, uint64_t number) {
     s = trim(s);
-    // Ray prefixes worker output with "(TaskRunner pid=3165) " or "(main_task pid=63313, ip=10.0.0.1) ".
     if (starts_with(s, "(")) {
       size_t close = s.find(") ");
-      if (close != std::string_view::npos && close < 120 && s.substr(0, close).find("pid=") != std::string_view::npos) {
+      if (close != std::string_view::npos && close < MAX_RAY_PREFIX &&
+          s.substr(0, close).find("pid=") != std::string_view::npos) {
         s = trim(s.substr(close + 2));
       }
     }
     if (s.empty()) return;
-    if (starts_with(s, "step:") && verl(s, number)) return;
-    if (size_t at = s.find("Global step "); at != std::string_view::npos && openrlhf(s.substr(at + 12), number)) return;
-    if (size_t at = s.find("global_step "); at != std::string_view::npos && openrlhf_eval(s.substr(at + 12), number)) {
-      return;
+    steps_.observe(s);
+    const MetricDictionary& dictionary = context_.emitter.dictionary();
+    Match match = table_.line(s, record_, dictionary);
+    if (match.kind == Match::Kind::none) match = parse_verl(s, record_);
+    if (match.kind == Match::Kind::none) match = dicts_.piece(s, number, record_);
+    if (match.kind == Match::Kind::none) match = steps_.postfix(s, record_);
+    if (match.kind == Match::Kind::none) match = parse_key_values(s, record_, dictionary);
+    if (match.kind == Match::Kind::none) match = parse_fields(s, record_, dictionary);
+    switch (match.kind) {
+      case Match::Kind::record: chooser_.offer(match, record_, number); break;
+      case Match::Kind::config: ++config_lines_; break;
+      default: break;
     }
-    if (s.front() == '{' && s.size() > 1 && (s[1] == '\'' || s[1] == '"')) {
-      hf_dict(s, number);  // a dict line; reported if malformed
-      return;
-    }
-    // Captured output often has the dict glued to a tqdm bar that ended without a newline: "...it/s]{'loss': ...}".
-    if (size_t brace = s.find("{'"); brace != std::string_view::npos && s.back() == '}') {
-      hf_dict(s.substr(brace), number);
-      return;
-    }
-    if (s.find('=') != std::string_view::npos && s.find("%|") == std::string_view::npos) key_values(s, number);
+    hf_.after_piece();
   }
 
-  bool verl(std::string_view s, uint64_t number) {
-    record_.clear();
-    size_t pos = 0;
-    while (pos < s.size()) {
-      size_t end = s.find(" - ", pos);
-      std::string_view item = s.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-      pos = end == std::string_view::npos ? s.size() : end + 3;
-      // The key ends at the last ':' outside parentheses: keys contain '/', '@' and ':' is rare; values may be
-      // wrapped as np.float64(...).
-      int depth = 0;
-      size_t colon = std::string_view::npos;
-      for (size_t i = item.size(); i-- > 0;) {
-        char c = item[i];
-        if (c == ')') ++depth;
-        else if (c == '(') --depth;
-        else if (c == ':' && depth == 0) {
-          colon = i;
-          break;
-        }
-      }
-      if (colon == std::string_view::npos || colon == 0) continue;
-      add_scalar(item.substr(0, colon), item.substr(colon + 1));
+  void emit(Shape shape, StepFrom from, std::optional<int64_t> step, const FlatRecord& record, uint64_t line) {
+    if (shape == Shape::hf_dict) {
+      if (from == StepFrom::tqdm) ++hf_sources_[0];
+      if (from == StepFrom::interval) ++hf_sources_[1];
+      if (from == StepFrom::epoch) ++hf_sources_[2];
+      if (from == StepFrom::log_call) ++hf_sources_[3];
     }
-    if (record_.fields.empty()) return false;
-    ++kinds_["verl"];
-    records_.wide(record_, number, std::nullopt);
-    return true;
-  }
-
-  // "12: {...}" after "Global step ".
-  bool openrlhf(std::string_view s, uint64_t number) {
-    int64_t step = 0;
-    size_t digits = leading_int(s, step);
-    if (digits == 0 || !starts_with(s.substr(digits), ": {")) return false;
-    return dict_at(s.substr(digits + 2), number, step, "openrlhf");
-  }
-
-  // "20, eval_metrics: {...}" after "global_step ".
-  bool openrlhf_eval(std::string_view s, uint64_t number) {
-    int64_t step = 0;
-    size_t digits = leading_int(s, step);
-    size_t at = s.find(": {");
-    if (digits == 0 || at == std::string_view::npos) return false;
-    return dict_at(s.substr(at + 2), number, step, "openrlhf");
-  }
-
-  bool dict_at(std::string_view s, uint64_t number, int64_t step, const char* kind) {
-    s = trim(s);
-    ParseError error;
-    if (!parse_flat_object(s, record_, error)) {
-      context_.diagnose("malformed_dict", number,
-                        std::string(kind) + " metrics dict is malformed at column " +
-                            std::to_string(error.offset + 1) + ": " + error.message);
-      return true;  // recognised, but broken: reported, not retried as other shapes
-    }
-    ++kinds_[kind];
-    records_.wide(record_, number, step);
-    return true;
-  }
-
-  void hf_dict(std::string_view s, uint64_t number) {
-    ParseError error;
-    if (!parse_flat_object(s, record_, error)) {
-      context_.diagnose("malformed_dict", number,
-                        "metrics dict is malformed at column " + std::to_string(error.offset + 1) + ": " +
-                            error.message);
-      return;
-    }
-    if (RecordInterpreter::is_long_form(record_)) {
-      ++kinds_["json events"];
-      records_.long_form(record_, number);
-      return;
-    }
-    bool has_step = false, eval = false, summary = false;
-    for (const auto& f : record_.fields) {
-      std::string_view key = record_.key(f);
-      has_step = has_step || records_.role(key) == FieldRole::step;
-      eval = eval || starts_with(key, "eval_");
-      summary = summary || key == "train_runtime";
-    }
-    ++kinds_["hf-dict"];
-    hf_has_step_ = hf_has_step_ || has_step;
-    if (!has_step && !eval && !summary) ++hf_index_;
-    records_.wide(record_, number, hf_index_);
-  }
-
-  void key_values(std::string_view s, uint64_t number) {
-    record_.clear();
-    size_t i = 0;
-    while (i < s.size()) {
-      // A key starts at a letter or '_' that follows a separator.
-      if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_') ||
-          (i > 0 && is_key_char(s[i - 1]))) {
-        ++i;
-        continue;
-      }
-      size_t k = i;
-      while (k < s.size() && is_key_char(s[k])) ++k;
-      if (k >= s.size() || s[k] != '=') {
-        i = k;
-        continue;
-      }
-      size_t v = k + 1;
-      size_t e = v;
-      while (e < s.size() && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != '|' && s[e] != '\t') ++e;
-      double value = 0;
-      if (parse_number(s.substr(v, e - v), value)) add_number(s.substr(i, k - i), value);
-      i = e;
-    }
-    bool metric = false, has_step = false;
-    for (const auto& f : record_.fields) {
-      bool step = records_.role(record_.key(f)) == FieldRole::step;
-      has_step = has_step || step;
-      metric = metric || !step;
-    }
-    if (!metric) return;
-    ++kinds_["key=value"];
-    auto step = records_.wide(record_, number, has_step ? std::nullopt : std::optional<int64_t>(kv_next_step_));
-    if (step) kv_next_step_ = *step + 1;
-  }
-
-  void add_scalar(std::string_view key, std::string_view value_text) {
-    LenientParser parser(value_text);
-    ValueKind kind;
-    double number = 0;
-    std::string_view str;
-    size_t arena_before = record_.arena.size();
-    if (!parser.scalar(record_, kind, number, str) || kind == ValueKind::string) {
-      record_.arena.resize(arena_before);
-      return;
-    }
-    parser.skip_space();
-    if (!parser.at_end()) {
-      record_.arena.resize(arena_before);
-      return;
-    }
-    FlatField f{};
-    f.key_begin = static_cast<uint32_t>(record_.arena.size());
-    record_.arena.append(key);
-    f.key_len = static_cast<uint32_t>(key.size());
-    f.kind = kind;
-    f.number = number;
-    record_.fields.push_back(f);
-  }
-
-  void add_number(std::string_view key, double value) {
-    FlatField f{};
-    f.key_begin = static_cast<uint32_t>(record_.arena.size());
-    record_.arena.append(key);
-    f.key_len = static_cast<uint32_t>(key.size());
-    f.kind = ValueKind::number;
-    f.number = value;
-    record_.fields.push_back(f);
+    records_.wide(record, line, step);
   }
 
   ReadContext& context_;
   RecordInterpreter records_;
+  TqdmSteps steps_;
+  HfSteps hf_;
+  DictLines dicts_;
+  TableLines table_;
+  ShapeChooser chooser_;
+  KaggleLog kaggle_;
   FlatRecord record_;
   std::string clean_;
-  std::map<std::string, uint64_t> kinds_;
-  int64_t hf_index_ = 0;
-  bool hf_has_step_ = false;
-  int64_t kv_next_step_ = 0;
+  uint64_t config_lines_ = 0;
+  std::array<uint64_t, 4> hf_sources_{};  // tqdm counter, log call x interval, epoch x steps per epoch, log call
 };
 
 }  // namespace

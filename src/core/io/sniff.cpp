@@ -95,6 +95,9 @@ Format sniff_format(std::string_view first_line, std::string_view path) {
     // A JSON array, not a log prefix such as "[2024-05-01 12:00:00,000] [INFO]" (DeepSpeed, Hydra).
     std::string_view rest = line.substr(1);
     while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    // Kaggle's notebook output log: a JSON array of {"stream_name", "time", "data"} records, one per line, whose data
+    // is console text (read by the console format, which unwraps it).
+    if (rest.substr(0, 14) == "{\"stream_name\"") return Format::console;
     if (rest.empty() || rest.front() == '{' || rest.front() == '[' || rest.front() == ']') return Format::json_document;
   }
   if (line.front() == '{') {

@@ -1,0 +1,235 @@
+#include "io/console_choice.h"
+
+#include <algorithm>
+
+namespace rldk::io::console {
+
+std::string_view shape_name(Shape shape) {
+  switch (shape) {
+    case Shape::hf_dict: return "hf-dict";
+    case Shape::openrlhf: return "openrlhf";
+    case Shape::verl: return "verl";
+    case Shape::step_dict: return "step-labelled dict";
+    case Shape::key_value: return "key=value";
+    case Shape::fields: return "key: value";
+    case Shape::table: return "progress table";
+    case Shape::tqdm_postfix: return "tqdm postfix";
+  }
+  return "?";
+}
+
+std::string_view step_from_phrase(StepFrom from) {
+  switch (from) {
+    case StepFrom::none: return "no step";
+    case StepFrom::field: return "step from the step field";
+    case StepFrom::label: return "step from the step label";
+    case StepFrom::counter: return "step from `(n/N)`";
+    case StepFrom::column: return "step from the Step column";
+    case StepFrom::tqdm: return "step from the tqdm counter";
+    case StepFrom::epoch: return "step from epoch x steps per epoch";
+    case StepFrom::interval: return "step from log call x logging interval";
+    case StepFrom::log_call: return "step from the log call index";
+    case StepFrom::follows: return "step of the last training dict";
+  }
+  return "?";
+}
+
+namespace {
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+}  // namespace
+
+ShapeChooser::ShapeChooser(RecordInterpreter& roles, Emit emit, ShapeChoiceOptions options)
+    : roles_(roles), emit_(std::move(emit)), options_(options) {}
+
+size_t ShapeChooser::slot_of(Shape shape, StepFrom from) {
+  return static_cast<size_t>(shape) * 2 + (splits_stepless(shape) && !own_step(from) ? 1 : 0);
+}
+
+bool ShapeChooser::carries_step(size_t slot) const {
+  const Stats& s = stats_[slot];
+  uint64_t steppable = s.records - s.follows;
+  return steppable > 0 && s.stepped * 2 > steppable;
+}
+
+bool ShapeChooser::weak(size_t slot) const {
+  return !carries_step(slot) || shape_of(slot) == Shape::tqdm_postfix;
+}
+
+// Strictly better: carries its step, is not weak, has more distinct metrics, more lines, came first.
+bool ShapeChooser::better(size_t a, size_t b) const {
+  if (carries_step(a) != carries_step(b)) return carries_step(a);
+  if (weak(a) != weak(b)) return !weak(a);
+  const Stats& x = stats_[a];
+  const Stats& y = stats_[b];
+  if (x.keys.size() != y.keys.size()) return x.keys.size() > y.keys.size();
+  if (x.records != y.records) return x.records > y.records;
+  return x.first_line < y.first_line;
+}
+
+size_t ShapeChooser::leader(bool final) const {
+  size_t best = NONE;
+  for (size_t slot = 0; slot < SLOTS; ++slot) {
+    const Stats& s = stats_[slot];
+    if (s.records == 0) continue;
+    // At the end, a free-text shape without steps that was printed once is a setting, not a series.
+    if (final && splits_stepless(shape_of(slot)) && !carries_step(slot) && s.records < options_.min_stepless_records) {
+      continue;
+    }
+    if (best == NONE || better(slot, best)) best = slot;
+  }
+  return best;
+}
+
+std::optional<int64_t> ShapeChooser::step_of(const Match& match, const FlatRecord& record) {
+  if (match.step) return match.step;
+  if (match.from != StepFrom::field) return std::nullopt;
+  for (const auto& f : record.fields) {
+    if (roles_.role(record.key(f)) != FieldRole::step) continue;
+    double value = f.number;
+    int64_t step = 0;
+    if ((f.kind == ValueKind::number || (f.kind == ValueKind::string && parse_number(record.str(f), value))) &&
+        step_from_number(value, step)) {
+      return step;
+    }
+  }
+  return std::nullopt;
+}
+
+void ShapeChooser::count(size_t slot, const Match& match, const FlatRecord& record, uint64_t line) {
+  Stats& s = stats_[slot];
+  if (s.records++ == 0) s.first_line = line;
+  if (own_step(match.from)) ++s.stepped;
+  if (match.from == StepFrom::follows) ++s.follows;
+  ++s.from[static_cast<size_t>(match.from)];
+  if (auto step = step_of(match, record); step && step != s.last_step) {
+    ++s.steps_seen;
+    s.last_step = step;
+  }
+  if (s.keys.size() >= options_.max_tracked_keys) return;
+  for (const auto& f : record.fields) {
+    std::string_view key = record.key(f);
+    if (roles_.role(key) != FieldRole::metric) continue;
+    scratch_.assign(key);
+    if (s.keys.find(scratch_) == s.keys.end()) s.keys.insert(scratch_);
+  }
+}
+
+bool ShapeChooser::room() const {
+  return held_.size() < options_.max_buffered_records && held_bytes_ < options_.max_buffered_bytes;
+}
+
+void ShapeChooser::hold(size_t slot, const Match& match, std::optional<int64_t> step, const FlatRecord& record,
+                        uint64_t line) {
+  Held& h = held_.emplace_back(Held{slot, match.from, step, line, FlatRecord{}});
+  h.record.fields = record.fields;
+  h.record.arena = record.arena;
+  held_bytes_ += sizeof(Held) + record.arena.size() + record.fields.size() * sizeof(FlatField);
+}
+
+void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t line) {
+  size_t slot = slot_of(match.shape, match.from);
+  count(slot, match, record, line);
+  std::optional<int64_t> step = match.step;
+  if (!step && match.from == StepFrom::none) step = static_cast<int64_t>(++stats_[slot].numbered);
+
+  if (winner_ == NONE && !room()) decide(leader(false), line);
+  if (winner_ == NONE) {
+    hold(slot, match, step, record, line);
+    size_t best = leader(false);
+    bool any_strong = false;
+    for (size_t s = 0; s < SLOTS; ++s) any_strong = any_strong || (stats_[s].records > 0 && !weak(s));
+    if (!weak(best) && stats_[best].steps_seen >= options_.decide_after_steps) {
+      decide(best, line);
+    } else if (weak(best) && !any_strong && stats_[best].records >= options_.decide_weak_after_records) {
+      decide(best, line);
+    }
+    return;
+  }
+  if (slot == winner_) {
+    emit_(match.shape, match.from, step, record, line);
+    return;
+  }
+  // A strong shape after a weak winner: held until it has shown its steps, then it takes over.
+  if (weak(winner_) && !weak(slot)) {
+    if (room()) hold(slot, match, step, record, line);
+    if (stats_[slot].steps_seen >= options_.decide_after_steps) decide(slot, line);
+  }
+}
+
+void ShapeChooser::decide(size_t slot, uint64_t line) {
+  if (slot == NONE) return;
+  if (winner_ != NONE && winner_ != slot) {
+    switched_at_ = line;
+    for (const auto& h : held_) {
+      if (h.slot == slot) {
+        switched_at_ = h.line;
+        break;
+      }
+    }
+  }
+  winner_ = slot;
+  for (const auto& h : held_) {
+    if (h.slot == slot) emit_(shape_of(slot), h.from, h.step, h.record, h.line);
+  }
+  held_.clear();
+  held_bytes_ = 0;
+}
+
+void ShapeChooser::finish() {
+  if (winner_ == NONE) {
+    decide(leader(true), 0);
+  } else if (weak(winner_)) {
+    // A strong shape that came late and had too few steps to take over on the way still beats a weak winner.
+    size_t best = NONE;
+    for (const auto& h : held_) {
+      if (!weak(h.slot) && (best == NONE || better(h.slot, best))) best = h.slot;
+    }
+    if (best != NONE) decide(best, 0);
+  }
+  held_.clear();
+  held_bytes_ = 0;
+  finished_ = true;
+}
+
+std::string ShapeChooser::describe(size_t slot, bool winner) const {
+  const Stats& s = stats_[slot];
+  Shape shape = shape_of(slot);
+  std::string out = std::string(shape_name(shape)) + " (" + plural(s.records, "line", "lines");
+  if (winner) out += ", " + plural(s.keys.size(), "metric", "metrics");
+  // The most common step source, eval dicts aside.
+  size_t top = static_cast<size_t>(StepFrom::none);
+  for (size_t f = 0; f < STEP_FROM_COUNT; ++f) {
+    if (f != static_cast<size_t>(StepFrom::follows) && s.from[f] > s.from[top]) top = f;
+  }
+  StepFrom from = static_cast<StepFrom>(top);
+  std::string phrase(step_from_phrase(from));
+  if (shape == Shape::verl && from == StepFrom::field) phrase = "step from `step:N`";
+  if (shape == Shape::openrlhf) phrase = "step from `Global step N`";
+  if (from == StepFrom::none && winner) phrase = "no step: numbered 1, 2, ...";
+  out += ", " + phrase;
+  if (!winner && !carries_step(slot) && splits_stepless(shape) && s.records < options_.min_stepless_records) {
+    out += ", printed once";
+  }
+  return out + ")";
+}
+
+std::string ShapeChooser::detail(uint64_t config_lines, uint64_t summaries) const {
+  size_t shown = winner_ != NONE ? winner_ : finished_ ? NONE : leader(false);
+  std::string out = shown == NONE ? "console (no metric lines)" : "console: " + describe(shown, true);
+  if (shown != NONE && switched_at_ > 0) out += " from line " + std::to_string(switched_at_);
+  std::string ignored;
+  for (size_t slot = 0; slot < SLOTS; ++slot) {
+    if (slot == shown || stats_[slot].records == 0) continue;
+    ignored += (ignored.empty() ? "" : ", ") + describe(slot, false);
+  }
+  if (!ignored.empty()) out += "; ignored: " + ignored;
+  if (config_lines > 0) {
+    out += "; not metrics: " + plural(config_lines, "config or environment line", "config or environment lines");
+  }
+  if (summaries > 0) out += "; closing summary in the run's meta";
+  return out;
+}
+
+}  // namespace rldk::io::console

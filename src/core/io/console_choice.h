@@ -1,0 +1,105 @@
+// Which console line shape's records become the run's steps.
+//
+// A real console log holds several shapes that look like metrics: a custom loop's summary line per step beside
+// per-sample debug prints, OpenRLHF's status dict beside the same values in the tqdm postfix, verl's step lines
+// beside key=value settings. Emitting them all puts per-sample values at made-up steps and mixes series. So records
+// are counted per shape (a shape and, for free-text shapes, whether the line has a step of its own) and one shape
+// wins: the one that carries its step, then the one with the most distinct metrics, then the most lines.
+//
+// Streaming with bounded memory: records are held in a look-ahead buffer until the decision, then the winner's
+// buffered records are emitted in order and the others dropped (they are counted for `rldk info`). A stepped shape
+// is decided once it has been seen at `decide_after_steps` distinct steps, long enough for a competing shape printed
+// once per step to have shown up. Weak shapes (no step of their own, or a tqdm postfix, a display of values that a
+// trainer usually logs in full elsewhere) wait for `decide_weak_after_records` records. Either way the buffer's
+// bounds (records, bytes) force a decision, and the end of the data decides with what was seen. After a weak
+// winner, a strong shape that turns up later still takes over (its records are buffered until it has shown its
+// steps), so a long preamble of prints cannot lock the run to them; earlier emitted points stay.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_set>
+
+#include "io/console_shapes.h"
+
+namespace rldk::io::console {
+
+struct ShapeChoiceOptions {
+  // A stepped shape wins once it has been seen at this many distinct steps and leads.
+  uint32_t decide_after_steps = 3;
+  // A weak shape (stepless, or a tqdm postfix) wins only after this many records and no strong shape.
+  uint64_t decide_weak_after_records = 64;
+  // Look-ahead bounds: reaching either decides with what has been seen.
+  size_t max_buffered_records = 4096;
+  size_t max_buffered_bytes = size_t{8} << 20;
+  // A free-text shape without steps must repeat to be a series: a line printed once is a setting or a summary
+  // ("Reward weights: accuracy=0.7, format=0.3").
+  uint64_t min_stepless_records = 2;
+  // Distinct metric names remembered per shape (for the ranking and `rldk info`); more are counted as this many.
+  size_t max_tracked_keys = 4096;
+};
+
+class ShapeChooser {
+ public:
+  using Emit = std::function<void(Shape, StepFrom, std::optional<int64_t> step, const FlatRecord&, uint64_t line)>;
+
+  ShapeChooser(RecordInterpreter& roles, Emit emit, ShapeChoiceOptions options = {});
+
+  void offer(const Match& match, const FlatRecord& record, uint64_t line);
+  void finish();
+  // "console: key: value fields (412 lines, 9 metrics, step from `(n/N)`); ignored: key=value (2300 lines, no step)".
+  std::string detail(uint64_t config_lines, uint64_t summaries) const;
+
+ private:
+  static constexpr size_t SLOTS = SHAPE_COUNT * 2;
+  static constexpr size_t NONE = SIZE_MAX;
+
+  struct Stats {
+    uint64_t records = 0;
+    uint64_t stepped = 0;  // records with a step of their own
+    uint64_t follows = 0;  // eval dicts (neither)
+    uint64_t steps_seen = 0;
+    std::optional<int64_t> last_step;
+    uint64_t first_line = 0;
+    uint64_t numbered = 0;  // stepless records numbered so far
+    std::array<uint64_t, STEP_FROM_COUNT> from{};
+    std::unordered_set<std::string> keys;
+  };
+  struct Held {
+    size_t slot;
+    StepFrom from;
+    std::optional<int64_t> step;
+    uint64_t line;
+    FlatRecord record;
+  };
+
+  static size_t slot_of(Shape shape, StepFrom from);
+  static Shape shape_of(size_t slot) { return static_cast<Shape>(slot / 2); }
+  bool carries_step(size_t slot) const;
+  bool weak(size_t slot) const;
+  bool better(size_t a, size_t b) const;
+  size_t leader(bool final) const;
+  std::optional<int64_t> step_of(const Match& match, const FlatRecord& record);
+  void count(size_t slot, const Match& match, const FlatRecord& record, uint64_t line);
+  void hold(size_t slot, const Match& match, std::optional<int64_t> step, const FlatRecord& record, uint64_t line);
+  bool room() const;
+  void decide(size_t slot, uint64_t line);
+  std::string describe(size_t slot, bool winner) const;
+
+  RecordInterpreter& roles_;
+  Emit emit_;
+  ShapeChoiceOptions options_;
+  std::array<Stats, SLOTS> stats_;
+  std::deque<Held> held_;
+  size_t held_bytes_ = 0;
+  size_t winner_ = NONE;
+  std::string scratch_;       // a key being looked up among a shape's keys
+  uint64_t switched_at_ = 0;  // the line where a later strong shape took over from a weak winner
+  bool finished_ = false;
+};
+
+}  // namespace rldk::io::console

@@ -1,0 +1,213 @@
+// Dict lines (see DictLines in console_shapes.h).
+#include <cmath>
+
+#include "io/console_shapes.h"
+#include "model/json_text.h"
+
+namespace rldk::io::console {
+namespace {
+
+// Key endings of settings, not measurements: token ids, paths, names, sizes.
+constexpr std::string_view CONFIG_KEY_ENDINGS[] = {"_id", "_ids", "_path", "_dir", "_file", "_name", "_size", "_token"};
+
+bool config_key(std::string_view key) {
+  size_t slash = key.rfind('/');
+  if (slash != std::string_view::npos) key.remove_prefix(slash + 1);
+  for (std::string_view end : CONFIG_KEY_ENDINGS) {
+    if (key.size() > end.size() && key.substr(key.size() - end.size()) == end) return true;
+  }
+  return false;
+}
+
+// A token with fewer letters is a number, a time or punctuation, not a word of a label.
+constexpr size_t MIN_WORD_LETTERS = 2;
+
+// Keys only the HF Trainer's closing summary has ({'train_runtime': ..., 'train_loss': ..., 'epoch': ...}).
+bool summary_key(std::string_view key) {
+  return key == "train_runtime" || key == "train_samples_per_second" || key == "train_steps_per_second";
+}
+
+// A dict that spans lines (pprint of a nested config): its first line opens a nested value and does not close.
+bool opens_nested_structure(std::string_view s) {
+  return s.back() != '}' && s.find_first_of("{[", 1) != std::string_view::npos;
+}
+
+size_t dict_start(std::string_view s) {
+  for (size_t at = s.find('{'); at != std::string_view::npos; at = s.find('{', at + 1)) {
+    if (at + 1 < s.size() && (s[at + 1] == '\'' || s[at + 1] == '"')) return at;
+  }
+  return std::string_view::npos;
+}
+
+bool has_tqdm_counter(std::string_view s) {
+  bool found = false;
+  for_each_tqdm_counter(s, [&](const Counter&, size_t, size_t) { found = true; });
+  return found;
+}
+
+}  // namespace
+
+Match DictLines::piece(std::string_view s, uint64_t line, FlatRecord& record) {
+  if (Match m = openrlhf(s, line, record); m.kind != Match::Kind::none) return m;
+  size_t brace = dict_start(s);
+  if (brace == std::string_view::npos) return {};
+  if (brace == 0) {
+    if (opens_nested_structure(s)) return Match::of(Match::Kind::config);
+    if (!parse(s, line, record, "metrics dict")) return Match::of(Match::Kind::consumed);
+    return bare(line, record);
+  }
+  // A dict after other text must end the piece: a glued tqdm bar ("...it/s]{'loss': ...}"), a log decoration, or
+  // a label that says what the dict is.
+  if (s.back() != '}') return {};
+  int64_t step = 0;
+  Prefix prefix = classify_prefix(s.substr(0, brace), step);
+  if (prefix == Prefix::label) return Match::of(Match::Kind::config);
+  if (!parse(s.substr(brace), line, record, "metrics dict")) return Match::of(Match::Kind::consumed);
+  if (prefix == Prefix::bare) return bare(line, record);
+  drop_nulls(record);
+  if (is_config(record)) return Match::of(Match::Kind::config);
+  return Match::record_of(Shape::step_dict, StepFrom::label, step);
+}
+
+// "... Global step 12: {...}" and "... global_step 20, eval_metrics: {...}".
+Match DictLines::openrlhf(std::string_view s, uint64_t line, FlatRecord& record) {
+  int64_t step = 0;
+  if (size_t at = s.find("Global step "); at != std::string_view::npos) {
+    std::string_view rest = s.substr(at + 12);
+    size_t digits = leading_int(rest, step);
+    if (digits > 0 && starts_with(rest.substr(digits), ": {")) {
+      if (!parse(trim(rest.substr(digits + 2)), line, record, "openrlhf metrics dict")) {
+        return Match::of(Match::Kind::consumed);  // recognised, but broken: reported, not retried as other shapes
+      }
+      drop_nulls(record);
+      return Match::record_of(Shape::openrlhf, StepFrom::label, step);
+    }
+  }
+  if (size_t at = s.find("global_step "); at != std::string_view::npos) {
+    std::string_view rest = s.substr(at + 12);
+    size_t digits = leading_int(rest, step);
+    size_t open = rest.find(": {");
+    if (digits > 0 && open != std::string_view::npos) {
+      if (!parse(trim(rest.substr(open + 2)), line, record, "openrlhf metrics dict")) {
+        return Match::of(Match::Kind::consumed);
+      }
+      drop_nulls(record);
+      return Match::record_of(Shape::openrlhf, StepFrom::label, step);
+    }
+  }
+  return {};
+}
+
+bool DictLines::parse(std::string_view text, uint64_t line, FlatRecord& record, std::string_view what) {
+  ParseError error;
+  if (parse_flat_object(text, record, error)) return true;
+  context_.diagnose("malformed_dict", line,
+                    std::string(what) + " is malformed at column " + std::to_string(error.offset + 1) + ": " +
+                        error.message);
+  return false;
+}
+
+// An HF/TRL dict: a long-form event, the closing summary, config, an eval dict or a training dict.
+Match DictLines::bare(uint64_t line, FlatRecord& record) {
+  if (RecordInterpreter::is_long_form(record)) {
+    ++events_;
+    roles_.long_form(record, line);
+    return Match::of(Match::Kind::consumed);
+  }
+  drop_nulls(record);
+  bool has_step = false, eval = false, is_summary = false;
+  std::optional<double> epoch;
+  for (const auto& f : record.fields) {
+    std::string_view key = record.key(f);
+    has_step = has_step || roles_.role(key) == FieldRole::step;
+    eval = eval || starts_with(key, "eval_");
+    is_summary = is_summary || summary_key(key);
+    // Recent TRL prints every value as a string of 4 significant digits ('epoch': '0.125').
+    double value = f.number;
+    bool number = f.kind == ValueKind::number || (f.kind == ValueKind::string && parse_number(record.str(f), value));
+    if (key == "epoch" && number && std::isfinite(value)) epoch = value;
+  }
+  if (is_summary) {
+    steps_.flush();  // training is over: nothing more to wait for
+    summary(record);
+    return Match::of(Match::Kind::consumed);
+  }
+  if (is_config(record)) return Match::of(Match::Kind::config);
+  if (has_step) return Match::record_of(Shape::hf_dict, StepFrom::field);
+  // Held by HfSteps until their steps are known, then offered.
+  if (eval) steps_.eval(record, line);
+  else steps_.training(record, line, epoch);
+  return Match::of(Match::Kind::consumed);
+}
+
+// The closing summary is about the whole run, not a value at its last step: it goes to the run's meta, named as the
+// W&B reader names a run summary.
+void DictLines::summary(const FlatRecord& record) {
+  ++summaries_;
+  for (const auto& f : record.fields) {
+    if (f.kind != ValueKind::number && f.kind != ValueKind::boolean) continue;
+    context_.emitter.meta("", "summary." + std::string(record.key(f)), format_double(f.number));
+  }
+}
+
+// Config, not metrics: text or boolean values (a metrics logger writes numbers), keys that name settings (token ids,
+// paths), or no number at all. Fields with another role (a run id, a time stamp) are not judged.
+bool DictLines::is_config(const FlatRecord& record) {
+  size_t numbers = 0;
+  for (const auto& f : record.fields) {
+    std::string_view key = record.key(f);
+    if (roles_.role(key) != FieldRole::metric) continue;
+    double value = 0;
+    if (f.kind == ValueKind::string && !parse_number(record.str(f), value)) return true;
+    if (f.kind == ValueKind::boolean || config_key(key)) return true;
+    ++numbers;
+  }
+  return numbers == 0;
+}
+
+// What stands before a dict: a tqdm bar or log decoration (timestamps, levels, [brackets], file:line, logger names)
+// leaves a bare dict; a step word gives its step; any other word labels it as something other than metrics
+// ("Critic overriding config", "Model config:").
+DictLines::Prefix DictLines::classify_prefix(std::string_view prefix, int64_t& step) {
+  prefix = trim(prefix);
+  if (prefix.empty()) return Prefix::bare;
+  if (prefix.find("%|") != std::string_view::npos || (prefix.back() == ']' && has_tqdm_counter(prefix))) {
+    return Prefix::bare;
+  }
+  const MetricDictionary& dictionary = context_.emitter.dictionary();
+  auto is_step_word = [&](std::string_view word) { return is_step_key(word, dictionary); };
+  if (auto label = find_step_label(prefix, is_step_word)) {
+    step = label->step;
+    return Prefix::step_label;
+  }
+  int depth = 0;
+  size_t i = 0;
+  while (i < prefix.size()) {
+    char c = prefix[i];
+    if (c == '[' || c == '(') ++depth;
+    if ((c == ']' || c == ')') && depth > 0) --depth;
+    bool token_char = is_letter(c) || is_digit(c) || c == '_' || c == '.';
+    if (depth > 0 || !token_char) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < prefix.size() && (is_letter(prefix[end]) || is_digit(prefix[end]) || prefix[end] == '_' ||
+                                   prefix[end] == '.')) {
+      ++end;
+    }
+    std::string_view token = prefix.substr(i, end - i);
+    i = end;
+    size_t letters = 0;
+    for (char t : token) letters += is_letter(t) ? 1 : 0;
+    // Decoration: no word, a log level, a file or logger name (trl.trainer, __main__, root).
+    if (letters < MIN_WORD_LETTERS || is_log_level(token) || token.find('.') != std::string_view::npos ||
+        token.front() == '_' || token == "root") {
+      continue;
+    }
+    return Prefix::label;
+  }
+  return Prefix::bare;
+}
+
+}  // namespace rldk::io::console

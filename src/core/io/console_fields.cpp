@@ -1,0 +1,203 @@
+// Free-text metric lines that hand-written training loops print:
+//   key=value      step=10 kl=0.12 reward_mean=0.5  /  Step 10: loss=0.3, reward=0.5  /  [DEBUG] sample 3 reward=1.0
+//   key: value     Epoch:[1/1](3/9751), Reward: -1.4468, KL_ref: 0.0409, Adv Std: 0.9257, Learning Rate: 0.0000003
+//   key value |    step 10 | loss 0.3 | reward 0.5
+// The step is a step key among the values, else a step label or counter before them; lines without one are still
+// records (the ShapeChooser keeps them apart from the lines with a step).
+#include <string>
+
+#include "io/console_shapes.h"
+
+namespace rldk::io::console {
+namespace {
+
+// A key of "Key: value" text is at most this many words ("Avg Response Len") and characters; longer runs of words
+// are prose that happens to end in a colon.
+constexpr size_t MAX_KEY_WORDS = 4;
+constexpr size_t MAX_KEY_CHARS = 64;
+
+// An environment variable name: upper-case letters, digits and at least one '_' (RAY_DEDUP_LOGS, CUDA_VISIBLE_DEVICES).
+// Upper-case metric names are short words without '_' (KL, LR).
+bool is_env_name(std::string_view key) {
+  constexpr size_t MIN_ENV_NAME = 3;  // "A_B"
+  if (key.size() < MIN_ENV_NAME || !(key.front() >= 'A' && key.front() <= 'Z')) return false;
+  bool underscore = false;
+  for (char c : key) {
+    if (c == '_') underscore = true;
+    else if (!((c >= 'A' && c <= 'Z') || is_digit(c))) return false;
+  }
+  return underscore;
+}
+
+// A hydra/OmegaConf override path: lower-case dotted segments (data.train_batch_size, actor_rollout_ref.actor.lr).
+bool is_config_path(std::string_view key) {
+  if (key.find('.') == std::string_view::npos || key.find('/') != std::string_view::npos) return false;
+  for (char c : key) {
+    if (!((c >= 'a' && c <= 'z') || is_digit(c) || c == '_' || c == '.')) return false;
+  }
+  return key.front() != '.' && key.back() != '.';
+}
+
+bool is_word_start(char c) { return is_letter(c) || c == '_'; }
+bool is_word_char(char c) {
+  return is_letter(c) || is_digit(c) || c == '_' || c == '.' || c == '/' || c == '@' || c == '-';
+}
+
+// The key that ends `text`: up to MAX_KEY_WORDS words separated by single spaces, without leading log levels
+// ("12:00:00 INFO Epoch" ends with the key "Epoch"). Empty when `text` does not end with a word.
+std::string_view trailing_key(std::string_view text) {
+  text = trim(text);
+  size_t begin = text.size();
+  size_t i = text.size();
+  for (size_t words = 0; words < MAX_KEY_WORDS; ++words) {
+    size_t end = i;
+    while (i > 0 && is_word_char(text[i - 1])) --i;
+    if (i == end || !is_word_start(text[i])) break;
+    begin = i;
+    if (i < 2 || text[i - 1] != ' ' || !is_word_char(text[i - 2])) break;
+    --i;  // the single space between two words
+  }
+  std::string_view key = text.substr(begin);
+  for (size_t space = key.find(' '); space != std::string_view::npos && is_log_level(key.substr(0, space));
+       space = key.find(' ')) {
+    key.remove_prefix(space + 1);
+  }
+  if (is_log_level(key) || key.size() > MAX_KEY_CHARS) return {};
+  return key;
+}
+
+// Splits at ',', ';', '|', tab and " - " outside brackets; `pipes` counts the '|' separators.
+void split_items(std::string_view s, std::vector<std::string_view>& items, size_t& pipes) {
+  items.clear();
+  pipes = 0;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    char c = i < s.size() ? s[i] : ',';
+    if (c == '[' || c == '(') ++depth;
+    else if ((c == ']' || c == ')') && depth > 0) --depth;
+    bool dash = c == '-' && i > 0 && s[i - 1] == ' ' && i + 1 < s.size() && s[i + 1] == ' ';
+    if (i < s.size() && (depth > 0 || !(c == ',' || c == ';' || c == '|' || c == '\t' || dash))) continue;
+    if (c == '|') ++pipes;
+    items.push_back(s.substr(start, i - start));
+    start = i + 1;
+  }
+}
+
+}  // namespace
+
+bool is_step_key(std::string_view key, const MetricDictionary& dictionary) {
+  constexpr size_t MAX_STEP_KEY = 32;
+  if (key.empty() || key.size() > MAX_STEP_KEY) return false;
+  // "Global Step" and "global step" as the dictionary's global_step.
+  char normalized[MAX_STEP_KEY];
+  for (size_t i = 0; i < key.size(); ++i) {
+    char c = key[i];
+    normalized[i] = c == ' ' ? '_' : (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return dictionary.step_key_priority(std::string_view(normalized, key.size())) >= 0;
+}
+
+Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary) {
+  if (s.find('=') == std::string_view::npos || s.find("%|") != std::string_view::npos) return {};
+  record.clear();
+  size_t first_key = std::string_view::npos;
+  size_t keys = 0, config_paths = 0;
+  bool environment = false;
+  size_t i = 0;
+  while (i < s.size()) {
+    // A key starts at a letter or '_' that follows a separator ("--lr=0.5" flags are not metrics).
+    if (!is_word_start(s[i]) || (i > 0 && is_key_char(s[i - 1]))) {
+      ++i;
+      continue;
+    }
+    size_t k = i;
+    while (k < s.size() && is_key_char(s[k])) ++k;
+    if (k >= s.size() || s[k] != '=') {
+      i = k;
+      continue;
+    }
+    std::string_view key = s.substr(i, k - i);
+    ++keys;
+    environment = environment || is_env_name(key);
+    config_paths += is_config_path(key) ? 1 : 0;
+    size_t v = k + 1;
+    size_t e = v;
+    while (e < s.size() && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != '|' && s[e] != '\t') ++e;
+    double value = 0;
+    if (parse_number(s.substr(v, e - v), value)) {
+      if (first_key == std::string_view::npos) first_key = i;
+      append_number(record, key, value);
+    }
+    i = e;
+  }
+  // "RAY_DEDUP_LOGS=0 python3 -m verl.trainer.main_ppo data.train_batch_size=1024 ...": an environment or a
+  // command line, whatever numbers it holds.
+  if (environment || (config_paths > 0 && config_paths * 2 >= keys)) return Match::of(Match::Kind::config);
+  bool metric = false, has_step = false;
+  for (const auto& f : record.fields) {
+    bool step = dictionary.role_of(record.key(f)) == FieldRole::step;
+    has_step = has_step || step;
+    metric = metric || !step;
+  }
+  if (!metric) return {};
+  if (has_step) return Match::record_of(Shape::key_value, StepFrom::field);
+  auto is_step_word = [&](std::string_view word) { return is_step_key(word, dictionary); };
+  if (auto label = find_step_label(s.substr(0, first_key), is_step_word)) {
+    return Match::record_of(Shape::key_value, label->from_counter ? StepFrom::counter : StepFrom::label, label->step);
+  }
+  return Match::record_of(Shape::key_value, StepFrom::none);
+}
+
+Match parse_fields(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary) {
+  if (s.find('=') != std::string_view::npos || s.find("%|") != std::string_view::npos) return {};
+  if (s.find(':') == std::string_view::npos && s.find('|') == std::string_view::npos) return {};
+  std::vector<std::string_view> items;
+  size_t pipes = 0;
+  split_items(s, items, pipes);
+  record.clear();
+  std::optional<int64_t> step;
+  size_t first_metric = std::string_view::npos;
+  for (std::string_view raw : items) {
+    std::string_view item = trim(raw);
+    std::string_view key, value;
+    // "Key: value": the first ':' that a key precedes.
+    for (size_t colon = item.find(':'); colon != std::string_view::npos; colon = item.find(':', colon + 1)) {
+      std::string_view k = trailing_key(item.substr(0, colon));
+      if (k.empty()) continue;
+      key = k;
+      value = trim(item.substr(colon + 1));
+      break;
+    }
+    // "key value" between pipes.
+    if (key.empty() && pipes > 0) {
+      size_t space = item.rfind(' ');
+      if (space != std::string_view::npos) {
+        key = trailing_key(item.substr(0, space));
+        value = item.substr(space + 1);
+      }
+    }
+    if (key.empty() || value.empty()) continue;
+    if (is_step_key(key, dictionary)) {
+      if (value.front() == '[') value.remove_prefix(1);
+      Counter c;
+      size_t used = parse_fraction(value, c);
+      if (used > 0 && (used == value.size() || value[used] == ']')) step = c.n;
+      continue;
+    }
+    double number = 0;
+    if (!parse_number(value, number)) continue;
+    // The text before the first metric's key may hold the step ("Iter [10/500] loss: 0.3").
+    if (first_metric == std::string_view::npos) first_metric = static_cast<size_t>(key.data() - s.data());
+    append_number(record, key, number);
+  }
+  if (record.fields.empty()) return {};
+  if (step) return Match::record_of(Shape::fields, StepFrom::label, step);
+  auto is_step_word = [&](std::string_view word) { return is_step_key(word, dictionary); };
+  if (auto label = find_step_label(s.substr(0, first_metric), is_step_word)) {
+    return Match::record_of(Shape::fields, label->from_counter ? StepFrom::counter : StepFrom::label, label->step);
+  }
+  return Match::record_of(Shape::fields, StepFrom::none);
+}
+
+}  // namespace rldk::io::console

@@ -1,0 +1,233 @@
+// The line shapes of console text, one parser per shape (console_dict.cpp, console_verl.cpp, console_fields.cpp,
+// console_table.cpp, console_tqdm.cpp; the steps of HF dicts in console_hf.cpp). A parser reads one line or
+// carriage-return piece into a FlatRecord and says what it found: a metrics record of its shape (with where its step
+// comes from), a config/environment line that must stay out of the metrics, or nothing. Which shape's records become
+// steps is decided by the ShapeChooser (console_choice.h), so parsers may be generous.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/console_text.h"
+#include "io/records.h"
+#include "rldk/metric_dictionary.h"
+
+namespace rldk::io::console {
+
+enum class Shape : uint8_t {
+  hf_dict,        // {'loss': 0.69, 'epoch': 0.01}, alone or after a tqdm bar or log decoration
+  openrlhf,       // ... Global step 12: {...}  /  ... global_step 20, eval_metrics: {...}
+  verl,           // step:71 - actor/entropy:0.119 - critic/vf_loss:np.float64(0.007)
+  step_dict,      // Step 10: {'loss': 0.3}
+  key_value,      // step=10 kl=0.12  /  Step 10: loss=0.3, reward=0.5
+  fields,         // Epoch:[1/1](3/9751), Reward: -1.4468, Adv Std: 0.9257  /  step 10 | loss 0.3 | reward 0.5
+  table,          // Step | Training Loss | reward  (markdown, or tab-separated as copied from Colab)
+  tqdm_postfix,   // 50/50 [01:00<00:00, loss=0.3, reward=0.5]
+};
+constexpr size_t SHAPE_COUNT = 8;
+
+// Where a record's step comes from.
+enum class StepFrom : uint8_t {
+  none,      // no step: a free-text shape numbers such records 1, 2, ... (they rarely win)
+  field,     // a step key among the fields (step=10, 'global_step': 10, verl's step:N)
+  label,     // a step word before the values: "Step 10:", "Global step 12:", "Iter [3/500]"
+  counter,   // a parenthesised counter "(n/N)" (after an optional epoch counter "[e/E]")
+  column,    // the Step column of a table
+  tqdm,      // the numerator of the tqdm counter of the training loop
+  epoch,     // the dict's epoch times the steps per epoch of the training counter
+  interval,  // HF dicts of a burst: log call x logging interval, bounded by the training counter
+  log_call,  // HF dicts without any of those: numbered by log call
+  follows,   // eval dicts: the step of the last training dict
+};
+constexpr size_t STEP_FROM_COUNT = 10;
+
+// Shapes whose lines without a step are a different kind of line (per-sample prints, settings) from the lines with
+// one: they are counted and chosen apart. Dict shapes keep one count, whatever each record's step source.
+inline bool splits_stepless(Shape shape) {
+  return shape == Shape::key_value || shape == Shape::fields || shape == Shape::table;
+}
+
+// True for step sources that are the record's own (not a numbering by position).
+inline bool own_step(StepFrom from) {
+  return from != StepFrom::none && from != StepFrom::log_call && from != StepFrom::follows;
+}
+
+std::string_view shape_name(Shape shape);
+std::string_view step_from_phrase(StepFrom from);
+
+struct Match {
+  enum class Kind : uint8_t {
+    none,      // not this shape
+    record,    // a metrics record in the caller's FlatRecord
+    config,    // a config, summary or environment line: not metrics
+    consumed,  // part of a shape but no record now (a table separator, a redrawn postfix, an HF dict held for its
+               // step, a malformed dict that was reported)
+  };
+  Kind kind = Kind::none;
+  Shape shape = Shape::key_value;
+  StepFrom from = StepFrom::none;
+  std::optional<int64_t> step;  // the step when it is not among the fields
+
+  static Match record_of(Shape shape, StepFrom from, std::optional<int64_t> step = std::nullopt) {
+    return Match{Kind::record, shape, from, step};
+  }
+  static Match of(Kind kind) { return Match{kind, Shape::key_value, StepFrom::none, std::nullopt}; }
+};
+
+// verl's "step:N - key:value - ..." lines.
+Match parse_verl(std::string_view s, FlatRecord& record);
+
+// key=value lines. Environment and command lines (RAY_DEDUP_LOGS=0 python3 -m ..., hydra overrides
+// data.train_batch_size=1024) are config.
+Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary);
+
+// "Key: value, Key: value" and "key value | key value" lines; keys may hold spaces.
+Match parse_fields(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary);
+
+// True when `key` (as written: "Step", "Global Step", "iter") names the step.
+bool is_step_key(std::string_view key, const MetricDictionary& dictionary);
+
+// Tables: a header row of names, an optional separator row, then rows of numbers. The header is held until the
+// next line shows whether a table follows.
+class TableLines {
+ public:
+  Match line(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary);
+
+ private:
+  static bool split(std::string_view s, char delimiter, std::vector<std::string_view>& cells);
+  bool take_header(const std::vector<std::string_view>& cells, char delimiter, const MetricDictionary& dictionary);
+  bool is_row(const std::vector<std::string_view>& cells) const;
+  bool row(const std::vector<std::string_view>& cells, FlatRecord& record, Match& match);
+
+  std::vector<std::string> header_;   // the pending or active header
+  std::vector<std::string> previous_header_;
+  char delimiter_ = '|';
+  size_t step_column_ = SIZE_MAX;
+  bool pending_ = false;  // a header line was seen; the next line decides
+  bool active_ = false;   // rows are being read
+  int64_t row_index_ = 0;
+  std::optional<int64_t> last_step_;  // of the rows of this header (a re-printed table repeats earlier rows)
+  std::vector<std::string_view> cells_;
+};
+
+// tqdm progress counters. Every piece is observed; HF dicts ask for the counter of the training loop.
+//
+// Many bars print counters: dataset maps, model loading, evaluation, vLLM generation, and the training loop. The
+// training bar is the one whose counter has advanced between consecutive training dicts most often: an evaluation
+// or generation bar restarts and ends at the same count each time, a dataset bar runs before training only.
+// Memory: one entry per distinct total, at most MAX_TOTALS.
+class TqdmSteps {
+ public:
+  void observe(std::string_view s);
+  // At a training dict: counts which bars advanced since the previous one and returns the training bar's counter.
+  std::optional<Counter> at_training_dict();
+  // The current count of the bar with this total (0 when it is no longer tracked).
+  int64_t count_of(int64_t total) const;
+  // "n/N [elapsed<remaining, rate, key=value, ...]": the postfix values, at the counter's step. A bar redraws the
+  // same count several times (set_postfix, then update); only the first drawing of each count is a record, which is
+  // the one that pairs the count with its own values in both orders trainers call them.
+  Match postfix(std::string_view s, FlatRecord& record);
+
+ private:
+  struct Track {
+    int64_t total = 0;
+    int64_t last_n = 0;
+    int64_t n_at_last_dict = -1;
+    uint64_t votes = 0;
+    uint64_t seen = 0;  // observation order, for evicting the stalest total
+  };
+  static constexpr size_t MAX_TOTALS = 16;
+
+  const Track* training() const;
+
+  std::vector<Track> tracks_;
+  uint64_t observations_ = 0;
+  std::optional<int64_t> last_postfix_n_;
+};
+
+// The steps of HF/TRL dicts, which carry none. The HF Trainer prints a dict through tqdm.write right after the
+// training bar was redrawn at the new step, so the training counter before a dict is its optimizer step.
+//
+// Captured output is not always in that order: under nohup, stdout (the dicts) is block-buffered while tqdm writes
+// to unbuffered stderr, so dicts arrive in bursts long after the bar moved on. So a dict is held until the training
+// counter moves again or the next dict comes: a dict alone between two counter moves takes the counter (when it
+// agrees with its epoch); the dicts of a burst are the log calls i x logging interval, the interval being the
+// largest that the counter at the burst bounds (HF logs every logging_steps steps, and the counter is never behind
+// the dicts). Without a usable counter: epoch x steps per epoch (the training total as one epoch, or learned from a
+// counter that agreed), else the log call index. Eval dicts take the step of the training dict before them. Held
+// dicts are bounded (MAX_HELD); a dict without any training counter is not held.
+class HfSteps {
+ public:
+  using Offer = std::function<void(const Match&, const FlatRecord&, uint64_t line)>;
+  HfSteps(TqdmSteps& counters, Offer offer) : counters_(counters), offer_(std::move(offer)) {}
+
+  void training(const FlatRecord& record, uint64_t line, std::optional<double> epoch);
+  void eval(const FlatRecord& record, uint64_t line);
+  // After each piece: a training counter that moved ends the held burst.
+  void after_piece();
+  // Decides and offers every held dict (a summary, the end of the data).
+  void flush();
+
+ private:
+  struct Held {
+    FlatRecord record;
+    uint64_t line = 0;
+    bool eval = false;
+    std::optional<double> epoch;
+    uint64_t call = 0;  // training dict number
+  };
+  static constexpr size_t MAX_HELD = 256;
+
+  void hold(const FlatRecord& record, uint64_t line, bool eval, std::optional<double> epoch);
+  std::pair<int64_t, StepFrom> step_of(const Held& dict, size_t burst_size, int64_t next);
+  bool agrees_with_epoch(int64_t n, std::optional<double> epoch);
+  int64_t step_from_epoch(double epoch, int64_t total, uint64_t call);
+
+  TqdmSteps& counters_;
+  Offer offer_;
+  std::deque<Held> held_;
+  std::optional<Counter> burst_counter_;  // the training counter when the held burst began
+  uint64_t calls_ = 0;
+  std::optional<int64_t> last_step_;
+  std::optional<double> interval_bound_;   // logging interval upper bound: counter / log calls, over bursts
+  std::optional<double> steps_per_epoch_;  // learned from a counter that agreed with a precise epoch
+  double steps_per_epoch_error_ = 1;      // its relative error (from the epoch's rounding)
+  std::optional<std::pair<uint64_t, double>> first_epoch_step_;  // log call and epoch x steps per epoch
+  bool epochs_from_zero_ = false;  // the first such dict was at log call x interval: the run began at step 0
+};
+
+// Dict lines: HF/TRL dicts (alone, after a tqdm bar or a log decoration), OpenRLHF's "Global step N: {...}" and
+// "Step N: {...}". A dict after label words ("Critic overriding config {...}") or whose content is config (text,
+// booleans, token ids, paths) is config; the HF Trainer's closing summary goes to the run's meta.
+class DictLines {
+ public:
+  DictLines(ReadContext& context, RecordInterpreter& roles, HfSteps& steps)
+      : context_(context), roles_(roles), steps_(steps) {}
+  // Kind::none when the piece holds no dict.
+  Match piece(std::string_view s, uint64_t line, FlatRecord& record);
+  uint64_t summaries() const { return summaries_; }
+  uint64_t events() const { return events_; }
+
+ private:
+  enum class Prefix : uint8_t { bare, step_label, label };
+  Prefix classify_prefix(std::string_view prefix, int64_t& step);
+  bool parse(std::string_view text, uint64_t line, FlatRecord& record, std::string_view what);
+  bool is_config(const FlatRecord& record);
+  Match openrlhf(std::string_view s, uint64_t line, FlatRecord& record);
+  Match bare(uint64_t line, FlatRecord& record);
+  void summary(const FlatRecord& record);
+
+  ReadContext& context_;
+  RecordInterpreter& roles_;
+  HfSteps& steps_;
+  uint64_t summaries_ = 0;
+  uint64_t events_ = 0;
+};
+
+}  // namespace rldk::io::console

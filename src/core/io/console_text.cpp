@@ -1,0 +1,106 @@
+#include "io/console_text.h"
+
+#include <algorithm>
+
+namespace rldk::io::console {
+
+namespace {
+// More digits than this overflow int64; a longer run of digits is no step or counter.
+constexpr size_t MAX_INT_DIGITS = 18;
+}  // namespace
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+bool is_key_char(char c) {
+  return is_letter(c) || is_digit(c) || c == '_' || c == '.' || c == '/' || c == '@' || c == '-';
+}
+
+size_t leading_int(std::string_view s, int64_t& out) {
+  size_t i = 0;
+  out = 0;
+  while (i < s.size() && i < MAX_INT_DIGITS && is_digit(s[i])) out = out * 10 + (s[i++] - '0');
+  return i;
+}
+
+bool is_log_level(std::string_view word) {
+  for (std::string_view level : {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS"}) {
+    if (word == level) return true;
+  }
+  return false;
+}
+
+size_t parse_fraction(std::string_view s, Counter& out) {
+  out = Counter{};
+  size_t used = leading_int(s, out.n);
+  if (used == 0 || used == MAX_INT_DIGITS) return 0;
+  if (used + 1 < s.size() && s[used] == '/' && is_digit(s[used + 1])) {
+    size_t more = leading_int(s.substr(used + 1), out.total);
+    if (more == MAX_INT_DIGITS) return 0;
+    used += 1 + more;
+  }
+  return used;
+}
+
+void append_number(FlatRecord& record, std::string_view key, double value) {
+  FlatField f{};
+  f.key_begin = static_cast<uint32_t>(record.arena.size());
+  record.arena.append(key);
+  f.key_len = static_cast<uint32_t>(key.size());
+  f.kind = ValueKind::number;
+  f.number = value;
+  record.fields.push_back(f);
+}
+
+bool append_scalar(FlatRecord& record, std::string_view key, std::string_view value_text) {
+  LenientParser parser(value_text);
+  ValueKind kind;
+  double number = 0;
+  std::string_view str;
+  size_t arena_before = record.arena.size();
+  if (!parser.scalar(record, kind, number, str) || kind == ValueKind::string) {
+    record.arena.resize(arena_before);
+    return false;
+  }
+  parser.skip_space();
+  if (!parser.at_end()) {
+    record.arena.resize(arena_before);
+    return false;
+  }
+  FlatField f{};
+  f.key_begin = static_cast<uint32_t>(record.arena.size());
+  record.arena.append(key);
+  f.key_len = static_cast<uint32_t>(key.size());
+  f.kind = kind;
+  f.number = number;
+  record.fields.push_back(f);
+  return true;
+}
+
+void drop_nulls(FlatRecord& record) {
+  auto& fields = record.fields;
+  auto is_null = [](const FlatField& f) { return f.kind == ValueKind::null; };
+  fields.erase(std::remove_if(fields.begin(), fields.end(), is_null), fields.end());
+}
+
+}  // namespace rldk::io::console
