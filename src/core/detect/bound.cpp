@@ -16,9 +16,14 @@
 
 #include "detect/kind_support.h"
 #include "rldk/metric_dictionary.h"
+#include "stats/change_point.h"
+#include "stats/robust.h"
 
 namespace rldk::detect {
 namespace {
+
+// A take-off is a climb at least this many times steeper per point than the drift before it.
+constexpr double TAKE_OFF_RATIO = 4.0;
 
 class Bound final : public Detector {
  public:
@@ -92,19 +97,37 @@ class Bound final : public Detector {
     if (!(start_ > 0) || seen_ < std::min<int64_t>(start_points_, 2)) return NaN;
     return bound * start_;
   }
-  // The step where the excursion that just crossed the bound began: the first point of the unbroken stretch,
-  // ending at the crossing, of points beyond onset_fraction of the way from the starting level to the bound. A
-  // metric that drifts gently inside its healthy range (KL growing from 0.001 to 0.05 as GRPO learns) is not yet
-  // the failure; the run-up to the bound is.
-  int64_t onset_of_excursion(double bound) const {
+  // The step where the excursion that just crossed the bound began. First the unbroken stretch, ending at the
+  // crossing, of points beyond onset_fraction of the way from the starting level to the bound: a metric drifting
+  // gently inside its healthy range (KL growing from 0.001 to 0.05 as GRPO learns) is not yet the failure. A metric
+  // may drift slowly inside that stretch before it takes off (KL creeping from 0.1 to 0.19 as it learns, then 2
+  // nats at once): a hinge fitted within the stretch (stats::ramp_start, in working units) dates the take-off, and
+  // is used when the climb after it is TAKE_OFF_RATIO times steeper per point than both the drift before it and the
+  // point-to-point noise there. A run-up that climbs evenly along the stretch keeps the stretch's start.
+  int64_t onset_of_excursion(double bound) {
     double level = start_ + onset_fraction_ * (bound - start_);
-    int i = history_.size() - 1;
-    while (i > 0) {
-      double previous = log_ ? std::exp(history_.at_from_oldest(i - 1)) : history_.at_from_oldest(i - 1);
+    int last = history_.size() - 1, first = last;
+    while (first > 0) {
+      double previous = log_ ? std::exp(history_.at_from_oldest(first - 1)) : history_.at_from_oldest(first - 1);
       if (!(up_ ? previous > level : previous < level)) break;
-      --i;
+      --first;
     }
-    return history_.step_from_oldest(i);
+    scratch_.clear();
+    for (int i = first; i <= last; ++i) scratch_.push_back(history_.at_from_oldest(i));
+    size_t take_off = stats::ramp_start(scratch_);
+    if (take_off >= 2) {
+      double toward = up_ ? 1.0 : -1.0;
+      double before = toward * (scratch_[take_off - 1] - scratch_[0]) / static_cast<double>(take_off - 1);
+      double after = toward * (scratch_.back() - scratch_[take_off - 1]) / static_cast<double>(scratch_.size() - take_off);
+      // The point-to-point noise before the take-off: a one-point "take-off" that noise could make is not one.
+      diffs_.clear();
+      for (size_t i = 1; i < take_off; ++i) diffs_.push_back(std::fabs(scratch_[i] - scratch_[i - 1]));
+      double noise = stats::median_in_place(diffs_);
+      if (after > TAKE_OFF_RATIO * std::max({before, noise, 0.0})) {
+        return history_.step_from_oldest(first + static_cast<int>(take_off));
+      }
+    }
+    return history_.step_from_oldest(first);
   }
   void add(int64_t step, double v, bool beyond_critical) {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
@@ -137,6 +160,7 @@ class Bound final : public Detector {
   int64_t min_points_, max_gap_, start_points_;
   int64_t seen_ = 0, run_ = 0, critical_points_ = 0, alarm_step_ = 0;
   double start_ = NaN, onset_fraction_ = 0.5;
+  std::vector<double> scratch_, diffs_;
   int64_t first_crossing_onset_ = 0;
   RingWindow history_;
   Episode episode_;
