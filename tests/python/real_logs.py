@@ -46,6 +46,7 @@ MATCHING_PRESET = {"grpo": "grpo_safe", "ppo": "ppo_safe", "dpo": "dpo_basic", "
 
 
 def rldk_binary():
+    """$RLDK, else the `rldk` installed next to this Python, PATH, or the release build."""
     candidates = [os.environ.get("RLDK"), os.path.join(os.path.dirname(sys.executable), "rldk"),
                   shutil.which("rldk"), str(ROOT / "build" / "release" / "rldk")]
     for c in candidates:

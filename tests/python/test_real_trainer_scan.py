@@ -6,13 +6,13 @@ leaves the reference (KL jumps). The healthy run must come out of scan without a
 must carry an entropy-collapse finding that starts at or after the step the fault was injected.
 """
 import json
-import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
+
+from real_logs import rldk_binary
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TRAINER = ROOT / "examples" / "trainers" / "torch_policy.py"
@@ -20,16 +20,6 @@ STEPS = 200
 FAULT_STEP = 120
 # The collapse completes within ~15 steps of the injection; a finding later than this names something else.
 MAX_DELAY = 40
-
-
-def rldk_binary():
-    """$RLDK, else the `rldk` installed next to this Python (as in test_cli.py), PATH, or the release build."""
-    candidates = [os.environ.get("RLDK"), os.path.join(os.path.dirname(sys.executable), "rldk"),
-                  shutil.which("rldk"), str(ROOT / "build" / "release" / "rldk")]
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    pytest.fail("no rldk binary found (install the package or set RLDK=path/to/rldk)")
 
 
 @pytest.fixture(scope="module")
