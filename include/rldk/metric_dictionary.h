@@ -2,6 +2,7 @@
 // aggregation, the alias tables of each framework, and the fields that carry step, time and run id.
 #pragma once
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -24,7 +25,7 @@ struct HealthyRange {
   struct Side {
     double warning = std::numeric_limits<double>::quiet_NaN();
     double critical = std::numeric_limits<double>::quiet_NaN();
-    bool set() const { return warning == warning; }
+    bool set() const { return !std::isnan(warning); }
   };
   Side above, below, above_start, below_start;
   // The side named "above", "below", "above_start" or "below_start"; nullptr for another name.

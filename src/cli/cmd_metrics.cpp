@@ -1,5 +1,6 @@
 // rldk metrics list | explain NAME: the canonical metric dictionary.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "commands.h"
@@ -15,7 +16,7 @@ std::string healthy_text(const HealthyRange& h) {
   auto side = [&out](const HealthyRange::Side& s, const char* words, const char* unit) {
     if (!s.set()) return;
     char text[96];
-    if (s.critical == s.critical) {
+    if (!std::isnan(s.critical)) {
       std::snprintf(text, sizeof text, "%s %g%s (critical %g%s)", words, s.warning, unit, s.critical, unit);
     } else {
       std::snprintf(text, sizeof text, "%s %g%s", words, s.warning, unit);

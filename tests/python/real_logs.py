@@ -171,15 +171,18 @@ def judge(case):
     return row
 
 
-def contract_breaks(path, algorithm, findings):
-    """Stops of `rldk monitor --once` with the algorithm's preset that have no warning-or-worse scan finding on
-    the same metric (or a non-finite finding) with an onset at or before the stop."""
+def contract_breaks(path, algorithm, findings, stops=None):
+    """Stops of `rldk monitor --once` with the algorithm's preset (or `stops`, when the caller already has them)
+    that have no warning-or-worse scan finding on the same metric (or a non-finite finding) with an onset at or
+    before the stop."""
     preset = MATCHING_PRESET.get(str(algorithm or "").lower())
     if not preset:
         return []
+    if stops is None:
+        stops = monitor_stops(path, preset)
     warn = [f for f in findings if SEVERITY[f["severity"]] >= SEVERITY["warning"]]
     breaks = []
-    for step, metric, rule in monitor_stops(path, preset):
+    for step, metric, rule in stops:
         if not any(f["onset_step"] <= step and (f["metric"] == metric or f["fault"] == "non_finite") for f in warn):
             breaks.append("%s stopped at %d on %s, no scan finding by then" % (rule, step, metric))
     return breaks

@@ -36,8 +36,8 @@ struct SeriesInfo {
 // True when `value` is beyond a critical absolute level of the metric's healthy range.
 bool beyond_critical(const HealthyRange* healthy, double value) {
   if (healthy == nullptr) return false;
-  return (healthy->above.critical == healthy->above.critical && value > healthy->above.critical) ||
-         (healthy->below.critical == healthy->below.critical && value < healthy->below.critical);
+  // A side without a critical level is NaN, and every comparison with NaN is false.
+  return value > healthy->above.critical || value < healthy->below.critical;
 }
 using SeriesMap = std::unordered_map<std::string, SeriesInfo>;
 
