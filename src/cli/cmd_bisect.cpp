@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "report_output.h"
 #include "rldk/bisect.h"
 
 namespace rldk::cli {
@@ -62,7 +63,7 @@ int run_bisect_command(const BisectCliOptions& opts) {
     return EXIT_INPUT_ERROR;
   }
   if (opts.json) {
-    std::fputs(bisect_result_json(result.value(), options).dump().c_str(), stdout);
+    print_text(stdout, bisect_result_json(result.value(), options).dump());
   } else if (result->found) {
     std::printf("first bad commit: %s %s\n", result->first_bad_commit.c_str(), result->subject.c_str());
     std::printf("commits tested: %zu; log: %s\n", result->commits_tested, result->log_path.c_str());

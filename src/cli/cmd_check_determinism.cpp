@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <thread>
 
 #include "commands.h"
+#include "report_output.h"
 #include "replica_work_root.h"
 #include "rldk/compare.h"
 #include "rldk/determinism.h"
@@ -65,14 +65,6 @@ bool parse_steps(const std::vector<std::string>& items, std::vector<int64_t>& ou
     }
   }
   return true;
-}
-
-bool write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) std::fprintf(stderr, "rldk check-determinism: %s: cannot write\n", path.string().c_str());
-  return static_cast<bool>(f);
 }
 
 int run_check(const CheckCliOptions& opts) {
@@ -174,18 +166,18 @@ int run_check(const CheckCliOptions& opts) {
 
   Json json = determinism_json(report);
   if (opts.json) {
-    std::fputs(json.dump().c_str(), stdout);
+    print_text(stdout, json.dump());
   } else {
-    std::fputs(determinism_text(report).c_str(), stdout);
+    print_text(stdout, determinism_text(report));
   }
   if (!opts.out_dir.empty()) {
-    std::error_code ec;
     std::filesystem::path dir(opts.out_dir);
-    std::filesystem::create_directories(dir, ec);
-    bool ok = !ec && write_file(dir / "determinism.json", json.dump()) &&
-              write_file(dir / "determinism.md", determinism_markdown(report)) &&
-              write_file(dir / "determinism.html", determinism_html(report));
-    if (!ok) return EXIT_INPUT_ERROR;
+    if (!write_report_folder(me, opts.out_dir, {},
+                             {{"determinism.json", json.dump()},
+                              {"determinism.md", determinism_markdown(report)},
+                              {"determinism.html", determinism_html(report)}})) {
+      return EXIT_INPUT_ERROR;
+    }
     if (!opts.json) std::printf("\ndeterminism card: %s\n", (dir / "determinism.html").string().c_str());
   }
   std::string verdict = report.verdict();

@@ -1,9 +1,9 @@
 // rldk diff A B: where two runs part ways. Per signal: aligned statistics and the first divergence; a drift card.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "commands.h"
+#include "report_output.h"
 #include "rldk/compare.h"
 #include "rldk/metric_dictionary.h"
 
@@ -20,14 +20,6 @@ struct DiffCliOptions {
   std::string out_dir;
   DivergenceOptions divergence;
 };
-
-bool write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) std::fprintf(stderr, "rldk diff: %s: cannot write\n", path.string().c_str());
-  return static_cast<bool>(f);
-}
 
 int run_diff(const DiffCliOptions& opts) {
   auto a = read_one_run(opts.a, opts.run_a);
@@ -68,21 +60,20 @@ int run_diff(const DiffCliOptions& opts) {
   for (const auto& m : report->missing) std::fprintf(stderr, "rldk diff: not compared: %s\n", m.c_str());
   Json json = diff_json(report.value(), options);
   if (opts.json) {
-    std::fputs(json.dump().c_str(), stdout);
+    print_text(stdout, json.dump());
   } else {
-    std::fputs(diff_text(report.value()).c_str(), stdout);
+    print_text(stdout, diff_text(report.value()));
   }
   if (!opts.out_dir.empty()) {
-    std::error_code ec;
     std::filesystem::path dir(opts.out_dir);
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      std::fprintf(stderr, "rldk diff: %s: cannot create folder: %s\n", opts.out_dir.c_str(), ec.message().c_str());
+    std::vector<std::string> inputs = opts.noise_runs;
+    inputs.insert(inputs.end(), {opts.a, opts.b});
+    if (!write_report_folder("rldk diff", opts.out_dir, inputs,
+                             {{"diff.json", json.dump()},
+                              {"diff.md", diff_markdown(report.value())},
+                              {"diff.html", diff_html(report.value())}})) {
       return EXIT_INPUT_ERROR;
     }
-    bool ok = write_file(dir / "diff.json", json.dump()) && write_file(dir / "diff.md", diff_markdown(report.value())) &&
-              write_file(dir / "diff.html", diff_html(report.value()));
-    if (!ok) return EXIT_INPUT_ERROR;
     if (!opts.json) std::printf("\ndrift card: %s\n", (dir / "diff.html").string().c_str());
   }
   return opts.gate && !report->first_signal.empty() ? EXIT_FINDINGS : EXIT_OK;

@@ -2,9 +2,9 @@
 // (doctor.json, doctor.md, doctor.html).
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "commands.h"
+#include "report_output.h"
 #include "rldk/doctor.h"
 #include "rldk/reader.h"
 
@@ -20,12 +20,6 @@ struct DoctorOptions {
   bool json = false;
   std::string fail_on = "critical";
 };
-
-bool write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
 
 int run_doctor(const DoctorOptions& opts) {
   auto runs = read_runs(opts.source, scan_read_options());
@@ -56,17 +50,15 @@ int run_doctor(const DoctorOptions& opts) {
       std::fprintf(stderr, "rldk doctor: environment audit: %s\n", report.audit_error.c_str());
     }
   }
-  std::error_code ec;
-  std::filesystem::create_directories(opts.out, ec);
-  std::filesystem::path dir(opts.out);
   Json doc = doctor_json(report);
-  if (ec || !write_text(dir / "doctor.json", doc.dump() + "\n") ||
-      !write_text(dir / "doctor.md", doctor_markdown(report)) || !write_text(dir / "doctor.html", doctor_html(report))) {
-    std::fprintf(stderr, "rldk doctor: cannot write to %s\n", opts.out.c_str());
+  if (!write_report_folder("rldk doctor", opts.out, {opts.source},
+                           {{"doctor.json", doc.dump() + "\n"},
+                            {"doctor.md", doctor_markdown(report)},
+                            {"doctor.html", doctor_html(report)}})) {
     return EXIT_INPUT_ERROR;
   }
   if (opts.json) {
-    std::fputs((doc.dump() + "\n").c_str(), stdout);
+    print_text(stdout, doc.dump() + "\n");
   } else {
     std::printf("verdict: %s, %zu finding(s), overall health %.2f\n", doctor_verdict(report).c_str(),
                 report.scan.findings.size(), report.scan.health.overall);
@@ -74,6 +66,7 @@ int run_doctor(const DoctorOptions& opts) {
       std::printf("  [%s] %s %s steps %lld-%lld\n", severity_name(f.severity), f.detector.c_str(), f.metric.c_str(),
                   static_cast<long long>(f.onset_step), static_cast<long long>(f.end_step));
     }
+    std::filesystem::path dir(opts.out);
     std::printf("wrote %s, %s, %s\n", (dir / "doctor.json").c_str(), (dir / "doctor.md").c_str(),
                 (dir / "doctor.html").c_str());
   }

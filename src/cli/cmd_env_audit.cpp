@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "report_output.h"
 #include "rldk/env_audit.h"
 
 namespace rldk::cli {
@@ -55,12 +56,6 @@ bool read_env_file(const std::string& path, std::map<std::string, std::string>& 
   return true;
 }
 
-bool write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  return static_cast<bool>(f);
-}
-
 int run_env_audit_command(const EnvAuditCliOptions& opts) {
   EnvAuditOptions options;
   options.repo_dir = opts.dir;
@@ -81,15 +76,12 @@ int run_env_audit_command(const EnvAuditCliOptions& opts) {
   std::string json = env_audit_json(audit.value()).dump();
   std::string markdown = env_audit_markdown(audit.value());
   if (!opts.out_dir.empty()) {
-    std::filesystem::path dir(opts.out_dir);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec || !write_file(dir / "env_audit.json", json) || !write_file(dir / "env_audit.md", markdown)) {
-      std::fprintf(stderr, "rldk env-audit: %s: cannot write the report\n", opts.out_dir.c_str());
+    if (!write_report_folder("rldk env-audit", opts.out_dir, {opts.env_file},
+                             {{"env_audit.json", json}, {"env_audit.md", markdown}})) {
       return EXIT_INPUT_ERROR;
     }
   }
-  std::fputs((opts.json ? json : markdown).c_str(), stdout);
+  print_text(stdout, opts.json ? json : markdown);
   CheckStatus status = audit->status();
   bool failed = status == CheckStatus::fail || (opts.strict && status == CheckStatus::warn);
   return failed ? EXIT_FINDINGS : EXIT_OK;

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "report_output.h"
 #include "rldk/doctor.h"
 #include "rldk/reader.h"
 #include "scan_command.h"
@@ -33,9 +34,9 @@ int run_kl_drift(const KlDriftOptions& opts) {
   }
   if (reports.empty()) return code;
   if (opts.json) {
-    std::fputs((kl_drift_json(reports).dump() + "\n").c_str(), stdout);
+    print_text(stdout, kl_drift_json(reports).dump() + "\n");
   } else {
-    std::fputs(kl_drift_text(reports).c_str(), stdout);
+    print_text(stdout, kl_drift_text(reports));
   }
   if (code != EXIT_OK) return code;
   bool drift = false;

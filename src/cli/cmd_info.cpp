@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "report_output.h"
 #include "rldk/report.h"
 #include "rldk/summary.h"
 
@@ -40,9 +41,9 @@ int run_info(const InfoOptions& opts) {
   if (opts.json) {
     Json report = info_json(runs);
     report["errors"] = errors;
-    std::fputs(report.dump().c_str(), stdout);
+    print_text(stdout, report.dump());
   } else if (!runs.empty()) {
-    std::fputs(info_text(runs).c_str(), stdout);
+    print_text(stdout, info_text(runs));
   }
   return code;
 }

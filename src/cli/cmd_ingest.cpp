@@ -1,9 +1,14 @@
 // rldk ingest SRC... -o OUT: convert any run log to canonical long-form JSONL or wide CSV.
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
+#include "rldk/output_file.h"
 #include "rldk/reader.h"
+#include "rldk/terminal_text.h"
 #include "rldk/run_writer.h"
 
 namespace rldk::cli {
@@ -35,13 +40,25 @@ int run_ingest(const IngestOptions& opts) {
   read.canonicalize = !opts.raw_names;
   read.run_id = opts.run_id;
   parse_format_name(opts.input_format, read.format);  // validated by the option's check
-  bool to_stdout = opts.output == "-";
-  std::FILE* out = to_stdout ? stdout : std::fopen(opts.output.c_str(), "wb");
-  if (out == nullptr) {
-    std::fprintf(stderr, "rldk ingest: %s: cannot open for writing\n", opts.output.c_str());
+  // Refused before anything is opened: writing a file that is being read would destroy it, and writing into a
+  // folder that is being read would feed the output back in as input.
+  Status allowed = check_output_outside_inputs(opts.output, opts.sources);
+  if (!allowed.ok()) {
+    std::fprintf(stderr, "rldk ingest: -o %s\n", to_string(allowed.error()).c_str());
     return EXIT_INPUT_ERROR;
   }
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(to_stdout ? nullptr : out, &std::fclose);
+  std::optional<AtomicOutputFile> file;
+  if (opts.output != "-") {
+    auto opened = AtomicOutputFile::open(opts.output);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "rldk ingest: %s\n", to_string(opened.error()).c_str());
+      return EXIT_INPUT_ERROR;
+    }
+    file.emplace(std::move(opened).value());
+  }
+  // Converted data piped into another program or a file goes out byte-exact; only a terminal gets the escaping
+  // that keeps control characters in metric names from acting on it.
+  std::FILE* out = file ? file->stream() : ::isatty(STDOUT_FILENO) ? stdout : raw_stdout();
   int code = EXIT_OK;
   if (format == "jsonl") {
     // Streamed: memory does not grow with the input.
@@ -79,8 +96,9 @@ int run_ingest(const IngestOptions& opts) {
       return EXIT_INPUT_ERROR;
     }
   }
-  if (std::fflush(out) != 0) {
-    std::fprintf(stderr, "rldk ingest: %s: write failed\n", opts.output.c_str());
+  Status finished = file ? file->commit() : std::fflush(out) == 0 ? Status(Ok{}) : Error{ErrorCode::io, "write failed", "-"};
+  if (!finished.ok()) {
+    std::fprintf(stderr, "rldk ingest: %s\n", to_string(finished.error()).c_str());
     return EXIT_INPUT_ERROR;
   }
   return code;
@@ -94,7 +112,7 @@ void add_ingest_command(CLI::App& app, int& exit_code) {
       "ingest", "Convert run logs to canonical long-form JSONL (streamed) or a wide CSV (one row per step).");
   cmd->add_option("sources", opts->sources, "Run logs: files (gzip/zstd too), folders of runs, or - for stdin")
       ->required();
-  cmd->add_option("-o,--output", opts->output, "Output file, or - for stdout")->required();
+  cmd->add_option("-o,--output", opts->output, "Output file (.gz or .zst: compressed), or - for stdout; written whole or not at all")->required();
   cmd->add_option("--format", opts->format, "jsonl or csv (default: from the output's extension, else jsonl)")
       ->check(CLI::IsMember({"jsonl", "csv"}));
   cmd->add_flag("--raw-names", opts->raw_names, "Keep metric names as logged instead of canonical names");

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "report_output.h"
 #include "rldk/json.h"
 #include "rldk/metric_dictionary.h"
 
@@ -82,7 +83,7 @@ int list_metrics(bool json) {
     Json list = Json::Array{};
     for (const auto& m : dict.metrics()) list.push_back(metric_json(m));
     out["metrics"] = list;
-    std::fputs(out.dump().c_str(), stdout);
+    print_text(stdout, out.dump());
     return EXIT_OK;
   }
   size_t width = 0;
@@ -106,7 +107,7 @@ int explain_metric(const std::string& name, bool json) {
     out["canonical_name"] = canonical;
     out["known"] = info != nullptr;
     if (info) out["metric"] = metric_json(*info);
-    std::fputs(out.dump().c_str(), stdout);
+    print_text(stdout, out.dump());
     return info ? EXIT_OK : EXIT_INPUT_ERROR;
   }
   if (info == nullptr) {

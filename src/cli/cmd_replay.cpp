@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "commands.h"
+#include "report_output.h"
 #include "replica_work_root.h"
 #include "rldk/compare.h"
 #include "rldk/metric_dictionary.h"
@@ -110,19 +110,13 @@ int run_replay(const ReplayCliOptions& opts) {
 
   Json json = replay_json(report);
   if (opts.json) {
-    std::fputs(json.dump().c_str(), stdout);
+    print_text(stdout, json.dump());
   } else {
-    std::fputs(replay_text(report).c_str(), stdout);
+    print_text(stdout, replay_text(report));
   }
   if (!opts.out_dir.empty()) {
-    std::filesystem::path dir(opts.out_dir);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    std::ofstream(dir / "replay.json", std::ios::binary) << json.dump();
-    std::ofstream md(dir / "replay.md", std::ios::binary);
-    md << replay_markdown(report);
-    if (ec || !md) {
-      std::fprintf(stderr, "%s: %s: cannot write the report\n", me, opts.out_dir.c_str());
+    if (!write_report_folder(me, opts.out_dir, {opts.run},
+                             {{"replay.json", json.dump()}, {"replay.md", replay_markdown(report)}})) {
       return EXIT_INPUT_ERROR;
     }
   }

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "report_output.h"
 #include "rldk/json.h"
 #include "rldk/rules.h"
 
@@ -65,7 +66,7 @@ int list_rules(const std::string& only, bool json) {
   }
   if (json) {
     out["rules"] = list;
-    std::fputs(out.dump().c_str(), stdout);
+    print_text(stdout, out.dump());
   } else {
     std::printf("\n`rldk rules explain ID` for one rule; `rldk monitor --preset NAME` to use a preset.\n");
   }

@@ -1,22 +1,15 @@
 // rldk scan RUN... (aliases: rldk log-scan, rldk forensics log-scan): what went wrong in a run, when it started,
 // and what to change. Findings + per-area health; JSON (rldk.scan/v1) and Markdown.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include "commands.h"
+#include "report_output.h"
 #include "scan_command.h"
 #include "rldk/reader.h"
 #include "rldk/scan.h"
 
 namespace rldk::cli {
 namespace {
-
-bool write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
 
 }  // namespace
 
@@ -57,18 +50,15 @@ int run_scan_command(const ScanCommandOptions& opts, const char* name) {
   Json doc = scan_json(scans);
   std::string md = scan_markdown(scans);
   if (!opts.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(opts.out, ec);
-    if (ec || !write_text(std::filesystem::path(opts.out) / "scan.json", doc.dump() + "\n") ||
-        !write_text(std::filesystem::path(opts.out) / "scan.md", md)) {
-      std::fprintf(stderr, "rldk %s: cannot write to %s\n", name, opts.out.c_str());
+    std::string me = std::string("rldk ") + name;
+    if (!write_report_folder(me.c_str(), opts.out, opts.sources, {{"scan.json", doc.dump() + "\n"}, {"scan.md", md}})) {
       return EXIT_INPUT_ERROR;
     }
   }
   if (opts.json) {
-    std::fputs((doc.dump() + "\n").c_str(), stdout);
+    print_text(stdout, doc.dump() + "\n");
   } else {
-    std::fputs(md.c_str(), stdout);
+    print_text(stdout, md);
   }
   if (code != EXIT_OK) return code;
   return !never && findings_at_or_above(scans, fail_level) > 0 ? EXIT_FINDINGS : EXIT_OK;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "report_output.h"
 
 namespace rldk::cli {
 namespace {
@@ -65,7 +66,7 @@ int run_seed(const SeedCliOptions& opts) {
                stderr);
     return EXIT_INPUT_ERROR;
   }
-  std::fputs(render(determinism_exports(opts), opts.shell).c_str(), stdout);
+  print_text(stdout, render(determinism_exports(opts), opts.shell));
   return EXIT_OK;
 }
 

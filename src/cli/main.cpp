@@ -3,9 +3,12 @@
 #include <exception>
 
 #include "commands.h"
+#include "rldk/terminal_text.h"
 #include "rldk/version.h"
 
 int main(int argc, char** argv) {
+  // Before anything is printed: text from logs reaches the terminal only through the escaping filter.
+  rldk::install_terminal_guard();
   CLI::App app{"rldk: catch RL training failures of language models (PPO, GRPO, DPO) early, and explain them.\n"
                "Point it at a run: a JSONL/CSV log, trainer_state.json, a trainer's console output, or a folder."};
   app.require_subcommand(1);

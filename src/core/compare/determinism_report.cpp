@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/markdown_text.h"
 #include "rldk/determinism.h"
 #include "rldk/html_page.h"
 
@@ -171,21 +172,21 @@ std::string determinism_text(const DeterminismReport& r) {
 std::string determinism_markdown(const DeterminismReport& r) {
   std::string v = r.verdict();
   std::string out = "# Determinism card\n\n**" + std::string(v == "pass" ? "PASS" : v == "fail" ? "FAIL" : "ERROR") +
-                    "**: " + verdict_sentence(r) + "\n\n";
-  out += "- command: `" + r.command + "`\n- replicas: " + std::to_string(r.replicas) + " (" +
+                    "**: " + md_text(verdict_sentence(r)) + "\n\n";
+  out += "- command: " + md_code(r.command) + "\n- replicas: " + std::to_string(r.replicas) + " (" +
          std::to_string(r.parallel) + " at a time)\n- comparison: " + mode_text(r.compare) + "\n\n";
   out += "## Replicas\n\n| replica | outcome |\n|---|---|\n";
-  for (const auto& o : r.outcomes) out += "| " + std::to_string(o.index) + " | " + o.describe() + " |\n";
+  for (const auto& o : r.outcomes) out += "| " + std::to_string(o.index) + " | " + md_text(o.describe()) + " |\n";
   if (!r.replica_errors.empty() || !r.comparison.errors.empty()) {
     out += "\n## Errors\n\n";
-    for (const auto& e : r.replica_errors) out += "- " + e + "\n";
-    for (const auto& e : r.comparison.errors) out += "- " + e + "\n";
+    for (const auto& e : r.replica_errors) out += "- " + md_text(e) + "\n";
+    for (const auto& e : r.comparison.errors) out += "- " + md_text(e) + "\n";
   }
   if (!r.comparison.metrics.empty()) {
     out += "\n## Metrics\n\n| metric | first divergent step | divergent steps | max \\|deviation\\| | max ULP |\n"
            "|---|---|---|---|---|\n";
     for (const auto& m : r.comparison.metrics) {
-      out += "| `" + m.name + "` | " + (m.first_divergent_step ? std::to_string(*m.first_divergent_step) : "none") +
+      out += "| " + md_code(m.name) + " | " + (m.first_divergent_step ? std::to_string(*m.first_divergent_step) : "none") +
              " | " + std::to_string(m.divergent_steps) + " / " + std::to_string(m.steps_compared) + " | " +
              num(m.max_abs_deviation) + " | " + std::to_string(m.max_ulp) + " |\n";
     }
@@ -193,12 +194,12 @@ std::string determinism_markdown(const DeterminismReport& r) {
   if (!r.hints.empty()) {
     out += "\n## Hints\n\n";
     for (const auto& h : r.hints) {
-      out += "- **" + h.message + "** Fix: " + h.fix + "\n";
-      for (const auto& e : h.evidence) out += "  - `" + e + "`\n";
+      out += "- **" + md_text(h.message) + "** Fix: " + md_text(h.fix) + "\n";
+      for (const auto& e : h.evidence) out += "  - " + md_code(e) + "\n";
     }
   }
   out += "\n## Environment given to every replica\n\n";
-  for (const auto& [k, val] : r.environment) out += "- `" + k + "=" + val + "`\n";
+  for (const auto& [k, val] : r.environment) out += "- " + md_code(k + "=" + val) + "\n";
   if (!r.env_audit_markdown.empty()) out += "\n## Environment audit\n\n" + r.env_audit_markdown;
   return out;
 }

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/markdown_text.h"
 #include "rldk/compare.h"
 #include "rldk/html_page.h"
 
@@ -162,29 +163,29 @@ std::string diff_text(const DiffReport& report) {
 
 std::string diff_markdown(const DiffReport& report) {
   std::string out = "# Drift card\n\n";
-  out += "- A: `" + report.path_a + "` (run `" + report.run_a + "`)\n- B: `" + report.path_b + "` (run `" +
-         report.run_b + "`)\n\n";
+  out += "- A: " + md_code(report.path_a) + " (run " + md_code(report.run_a) + ")\n- B: " + md_code(report.path_b) +
+         " (run " + md_code(report.run_b) + ")\n\n";
   if (report.first_signal.empty()) {
     out += "**No signal diverged.**\n\n";
   } else {
     for (const auto& s : report.signals) {
       if (s.name == report.first_signal) {
-        out += "**First divergence: `" + s.name + "`: " + divergence_sentence(s) + ".**\n\n";
+        out += "**First divergence: " + md_code(s.name) + ": " + md_text(divergence_sentence(s)) + ".**\n\n";
       }
     }
   }
   out += "| signal | common steps | max \\|B-A\\| (step: A, B) | mean drift | first difference | divergence |\n"
          "|---|---|---|---|---|---|\n";
   for (const auto& s : report.signals) {
-    out += "| `" + s.name + "` | " + std::to_string(s.common_steps) + " | " + num(s.max_abs_delta) + " (" +
+    out += "| " + md_code(s.name) + " | " + std::to_string(s.common_steps) + " | " + num(s.max_abs_delta) + " (" +
            std::to_string(s.max_abs_delta_step) + ": " + num(s.max_a) + ", " + num(s.max_b) + ") | " +
            signed_num(s.mean_drift) + " | " +
            (s.first_difference_step ? std::to_string(*s.first_difference_step) : std::string("none")) + " | " +
-           divergence_sentence(s) + " |\n";
+           md_text(divergence_sentence(s)) + " |\n";
   }
   if (!report.missing.empty()) {
     out += "\nNot compared:\n\n";
-    for (const auto& m : report.missing) out += "- " + m + "\n";
+    for (const auto& m : report.missing) out += "- " + md_text(m) + "\n";
   }
   out += "\nMethod: d = B - A at common steps; noise from each run's step-to-step changes; spike test, two-sided "
          "CUSUM, onset by least squares (see docs/compare.md).\n";

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/markdown_text.h"
 #include "rldk/replay.h"
 
 namespace rldk {
@@ -137,13 +138,14 @@ std::string replay_text(const ReplayReport& r) {
 std::string replay_markdown(const ReplayReport& r) {
   std::string v = r.verdict();
   std::string out = "# Replay\n\n**" + std::string(v == "pass" ? "Reproduced" : v == "fail" ? "Not reproduced" : "Error") +
-                    "**\n\n- original: `" + r.original_path + "`\n- seed: " + std::to_string(r.seed.seed) + " (" +
-                    r.seed.source + ")\n- command: `" + r.command + "`\n- replay: " + r.outcome.describe() + "\n\n";
-  for (const auto& e : r.errors) out += "- error: " + e + "\n";
-  for (const auto& e : r.comparison.errors) out += "- error: " + e + "\n";
+                    "**\n\n- original: " + md_code(r.original_path) + "\n- seed: " + std::to_string(r.seed.seed) +
+                    " (" + md_text(r.seed.source) + ")\n- command: " + md_code(r.command) +
+                    "\n- replay: " + md_text(r.outcome.describe()) + "\n\n";
+  for (const auto& e : r.errors) out += "- error: " + md_text(e) + "\n";
+  for (const auto& e : r.comparison.errors) out += "- error: " + md_text(e) + "\n";
   out += "| metric | steps | mismatched | first mismatch | max \\|diff\\| |\n|---|---|---|---|---|\n";
   for (const auto& m : r.comparison.metrics) {
-    out += "| `" + m.name + "` | " + std::to_string(m.steps_compared) + " | " + std::to_string(m.divergent_steps) +
+    out += "| " + md_code(m.name) + " | " + std::to_string(m.steps_compared) + " | " + std::to_string(m.divergent_steps) +
            " | " + (m.first_divergent_step ? std::to_string(*m.first_divergent_step) : "none") + " | " +
            num(m.max_abs_deviation) + " |\n";
   }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "report/markdown_text.h"
 #include "rldk/chart.h"
 #include "rldk/doctor.h"
 #include "rldk/html_page.h"
@@ -94,7 +95,7 @@ Json doctor_json(const DoctorReport& r) {
 
 std::string doctor_markdown(const DoctorReport& r) {
   std::string verdict = doctor_verdict(r);
-  std::string md = "# rldk doctor: " + r.scan.run_id + "\n\nVerdict: **" + verdict + "**. ";
+  std::string md = "# rldk doctor: " + md_text(r.scan.run_id) + "\n\nVerdict: **" + verdict + "**. ";
   md += std::to_string(r.scan.findings.size()) + " finding(s); overall health " + fixed(r.scan.health.overall) + ".\n";
   md += "\n" + scan_markdown({r.scan}).substr(std::string("# rldk scan\n").size());
   md += "\n## Environment audit\n\n";

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "report/markdown_text.h"
 #include "rldk/scan.h"
 
 namespace rldk {
@@ -31,16 +32,6 @@ std::string format_number(double v, const std::string& spec) {
 }
 
 // Markdown table cells: a pipe would end the cell.
-std::string cell(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string fill_template(const std::string& text, const std::map<std::string, double>& values,
@@ -152,40 +143,40 @@ std::string scan_markdown(const std::vector<RunScan>& scans) {
   std::string md = "# rldk scan\n";
   char buf[256];
   for (const auto& s : scans) {
-    md += "\n## Run `" + s.run_id + "`\n\n";
-    std::snprintf(buf, sizeof buf, "Source: `%s`, steps %lld to %lld (%llu steps). Overall health %.2f.\n\n",
-                  s.source.c_str(), static_cast<long long>(s.first_step), static_cast<long long>(s.last_step),
+    md += "\n## Run " + md_code(s.run_id) + "\n\n";
+    std::snprintf(buf, sizeof buf, ", steps %lld to %lld (%llu steps). Overall health %.2f.\n\n",
+                  static_cast<long long>(s.first_step), static_cast<long long>(s.last_step),
                   static_cast<unsigned long long>(s.step_count), s.health.overall);
-    md += buf;
+    md += "Source: " + md_code(s.source) + buf;
     if (!s.health.areas.empty()) {
       md += "| area | health |\n|---|---:|\n";
       for (const auto& [a, v] : s.health.areas) {
-        std::snprintf(buf, sizeof buf, "| %s | %.2f |\n", a.c_str(), v);
-        md += buf;
+        std::snprintf(buf, sizeof buf, " | %.2f |\n", v);
+        md += "| " + md_text(a) + buf;
       }
       md += "\n";
     }
-    for (const auto& n : s.notes) md += "Note: " + cell(n) + "\n\n";
+    for (const auto& n : s.notes) md += "Note: " + md_text(n) + "\n\n";
     if (s.findings.empty()) {
       md += "No findings.\n";
     } else {
       md += "| severity | detector | metric | onset | end | peak | explanation |\n|---|---|---|---:|---:|---:|---|\n";
       for (const auto& f : s.findings) {
-        std::snprintf(buf, sizeof buf, "| %s | %s | %s | %lld | %lld | %s @ %lld | ", severity_name(f.severity),
-                      f.detector.c_str(), cell(f.metric).c_str(), static_cast<long long>(f.onset_step),
+        std::snprintf(buf, sizeof buf, " | %lld | %lld | %s @ %lld | ", static_cast<long long>(f.onset_step),
                       static_cast<long long>(f.end_step), format_number(f.peak_value, ".4g").c_str(),
                       static_cast<long long>(f.peak_step));
-        md += buf + cell(f.explanation) + " |\n";
+        md += "| " + std::string(severity_name(f.severity)) + " | " + md_text(f.detector) + " | " + md_text(f.metric) +
+              buf + md_text(f.explanation) + " |\n";
       }
       md += "\n### What to change\n";
       for (const auto& f : s.findings) {
-        md += "\n**" + f.detector + "** (step " + std::to_string(f.onset_step) + "):\n";
-        for (const auto& x : f.fixes) md += "- " + x + "\n";
+        md += "\n**" + md_text(f.detector) + "** (step " + std::to_string(f.onset_step) + "):\n";
+        for (const auto& x : f.fixes) md += "- " + md_text(x) + "\n";
       }
     }
     if (!s.skipped.empty()) {
       md += "\n<details><summary>Detectors not run (" + std::to_string(s.skipped.size()) + ")</summary>\n\n";
-      for (const auto& k : s.skipped) md += "- " + k.detector + ": " + k.reason + "\n";
+      for (const auto& k : s.skipped) md += "- " + md_text(k.detector) + ": " + md_text(k.reason) + "\n";
       md += "\n</details>\n";
     }
   }

@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -224,17 +225,25 @@ Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
   if (path == "-") {
     fd = std::make_unique<FdReader>(STDIN_FILENO, false);
   } else {
+    // Decided before open(): opening a FIFO blocks until a writer comes, and a device can stream forever.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) return Error{ErrorCode::unreadable, "is a directory, expected a file", path};
+      if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+        return Error{ErrorCode::unreadable,
+                     "is a device or socket, not a log file (to read a stream, pipe it into `rldk ... -`)", path};
+      }
+      if (S_ISFIFO(st.st_mode)) {
+        std::fprintf(stderr, "rldk: %s is a FIFO: waiting for a program to open it for writing (Ctrl-C to stop)\n",
+                     path.c_str());
+      }
+    }
     int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (raw < 0) {
       int err = errno;
       ErrorCode code = err == ENOENT ? ErrorCode::not_found : ErrorCode::unreadable;
       std::string why = err == ENOENT ? "no such file or directory" : std::strerror(err);
       return Error{code, "cannot open: " + why, path};
-    }
-    struct stat st {};
-    if (::fstat(raw, &st) == 0 && S_ISDIR(st.st_mode)) {
-      ::close(raw);
-      return Error{ErrorCode::unreadable, "is a directory, expected a file", path};
     }
     fd = std::make_unique<FdReader>(raw, true);
   }

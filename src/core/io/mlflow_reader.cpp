@@ -141,6 +141,9 @@ bool is_mlflow_run_dir(const std::string& path) {
 }
 
 bool is_sqlite_file(const std::string& path) {
+  // Only a regular file can be a database; opening a FIFO or a device here would block or never end.
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
   std::ifstream in(path, std::ios::binary);
   char header[16] = {};
   in.read(header, sizeof header);

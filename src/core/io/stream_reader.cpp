@@ -146,13 +146,33 @@ class StreamReaderImpl {
     pending_.append(bytes);
   }
 
+  // NUL, or a control character no log writes (text has tabs, CR from progress bars, ESC from colours, BS, FF, VT).
+  static bool binary_text(std::string_view text) {
+    for (unsigned char c : text) {
+      if (c < 0x20 && c != '\t' && c != '\r' && c != '\n' && c != '\b' && c != '\f' && c != '\v' && c != 0x1b) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   void complete_line(std::string_view text) {
     ++line_;
     if (binary_) return;
+    // A block of NUL bytes before a line is what a crash leaves when the file system had allocated the block but
+    // not written it (or a preallocated log): skipped with a word, so the lines around it are kept. What follows
+    // must then be text; otherwise (as before any record) the file is binary data.
+    size_t zeros = std::min(text.find_first_not_of('\0'), text.size());
+    if (zeros > 0 && !binary_text(text.substr(zeros))) {
+      context_.diagnose("nul_bytes", line_,
+                        std::to_string(zeros) + " NUL bytes skipped before this line (a zero-filled block)");
+      text.remove_prefix(zeros);
+      if (text.empty()) return;
+    }
     if (!parser_) {
       if (line_ == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte-order mark
-      if (std::memchr(text.data(), '\0', text.size()) != nullptr) {
-        binary_ = true;  // NUL bytes before any record: not a text log
+      if (binary_text(text)) {
+        binary_ = true;  // before any record: not a text log
         return;
       }
       format_ = forced_format_ != Format::unknown ? forced_format_ : io::sniff_format(text, path_);

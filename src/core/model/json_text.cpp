@@ -1,5 +1,7 @@
 #include "model/json_text.h"
 
+#include "model/utf8.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -23,23 +25,6 @@ std::string format_double(double value) {
   return out;
 }
 
-namespace {
-// Length of the valid UTF-8 sequence starting at text[i], or 0 when the bytes there are not valid UTF-8.
-size_t utf8_sequence_length(std::string_view text, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char c = byte(i);
-  size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (len == 0 || i + len > text.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  if (len == 2 && c < 0xC2) return 0;                              // overlong
-  if (len == 3 && c == 0xE0 && byte(i + 1) < 0xA0) return 0;       // overlong
-  if (len == 3 && c == 0xED && byte(i + 1) >= 0xA0) return 0;      // UTF-16 surrogate
-  if (len == 4 && (c > 0xF4 || (c == 0xF0 && byte(i + 1) < 0x90) || (c == 0xF4 && byte(i + 1) >= 0x90))) return 0;
-  return len;
-}
-}  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
   static const char* HEX = "0123456789abcdef";

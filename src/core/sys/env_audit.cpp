@@ -1,6 +1,7 @@
 // run_env_audit and the renderings of its result (JSON schema rldk.env-audit/v1, Markdown).
 #include <filesystem>
 
+#include "report/markdown_text.h"
 #include "rldk/env_audit.h"
 
 namespace rldk {
@@ -16,21 +17,6 @@ Json string_map(const std::map<std::string, std::string>& m) {
   Json o = Json::Object{};
   for (const auto& [k, v] : m) o[k] = v;
   return o;
-}
-
-// Markdown table cells: a pipe would end the cell, a newline the row.
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -138,11 +124,11 @@ std::string env_audit_markdown(const EnvAudit& audit) {
         " warn, " + std::to_string(audit.count(CheckStatus::fail)) + " fail, " +
         std::to_string(audit.count(CheckStatus::skip)) + " skipped";
   if (audit.code) {
-    md += "; " + std::to_string(audit.code->files_scanned) + " Python files scanned in `" + audit.repo_dir + "`";
+    md += "; " + std::to_string(audit.code->files_scanned) + " Python files scanned in " + md_code(audit.repo_dir);
   }
   md += ".\n\n| Check | Status | Finding |\n|---|---|---|\n";
   for (const auto& c : audit.checks) {
-    md += "| `" + c.id + "` | " + std::string(check_status_name(c.status)) + " | " + cell(c.summary) + " |\n";
+    md += "| " + md_code(c.id) + " | " + std::string(check_status_name(c.status)) + " | " + md_text(c.summary) + " |\n";
   }
   bool header = false;
   for (const auto& c : audit.checks) {
@@ -151,9 +137,9 @@ std::string env_audit_markdown(const EnvAudit& audit) {
       md += "\n### What to fix\n";
       header = true;
     }
-    md += "\n**`" + c.id + "`** (" + std::string(check_status_name(c.status)) + "): " + c.summary + "\n\n";
-    for (const auto& e : c.evidence) md += "- `" + e + "`\n";
-    if (!c.fix.empty()) md += (c.evidence.empty() ? "" : "\n") + std::string("Fix: ") + c.fix + "\n";
+    md += "\n**" + md_code(c.id) + "** (" + std::string(check_status_name(c.status)) + "): " + md_text(c.summary) + "\n\n";
+    for (const auto& e : c.evidence) md += "- " + md_code(e) + "\n";
+    if (!c.fix.empty()) md += (c.evidence.empty() ? "" : "\n") + std::string("Fix: ") + md_text(c.fix) + "\n";
   }
   return md;
 }
