@@ -13,8 +13,9 @@ The engine is native (C++); the ``rldk`` command uses the same engine.
 """
 
 from . import _core
-from .errors import (InvalidArgumentError, RldkError, SourceNotFoundError, SourceUnreadableError,
-                     UnrecognizedFormatError, WriteError)
+from ._values import as_text as _as_text
+from .errors import (InvalidArgumentError, MetricNotFoundError, RldkError, SourceNotFoundError,
+                     SourceUnreadableError, UnrecognizedFormatError, WriteError)
 from .event_writer import EventWriter
 from .monitor import Monitor
 from .run import Run, Segment, Series, read_run, read_runs
@@ -23,12 +24,23 @@ from .seed import rng_fingerprint, seed_context, set_global_seed
 
 __version__ = _core.__version__
 
-canonical_name = _core.canonical_name
-metric_info = _core.metric_info
 metric_names = _core.metric_names
 
+
+def canonical_name(raw_name: str) -> str:
+    """The canonical name of a metric as a trainer logged it (unknown names are returned unchanged)."""
+    return _core.canonical_name(_as_text(raw_name, "raw_name"))
+
+
+def metric_info(name: str):
+    """The dictionary entry (name, unit, aggregation, description, aliases) of a metric, raw or canonical; None
+    when the dictionary does not know it."""
+    return _core.metric_info(_as_text(name, "name"))
+
+
 __all__ = [
-    "EventWriter", "InvalidArgumentError", "Monitor", "RldkError", "Run", "Segment", "Series", "SourceNotFoundError",
-    "SourceUnreadableError", "UnrecognizedFormatError", "WriteError", "canonical_name", "metric_info",
-    "metric_names", "read_run", "read_runs", "rng_fingerprint", "seed", "seed_context", "set_global_seed",
+    "EventWriter", "InvalidArgumentError", "MetricNotFoundError", "Monitor", "RldkError", "Run", "Segment", "Series",
+    "SourceNotFoundError", "SourceUnreadableError", "UnrecognizedFormatError", "WriteError", "canonical_name",
+    "metric_info", "metric_names", "read_run", "read_runs", "rng_fingerprint", "seed", "seed_context",
+    "set_global_seed",
 ]

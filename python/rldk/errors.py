@@ -1,4 +1,9 @@
-"""Exceptions raised by rldk. Each also derives from the builtin a caller would naturally catch."""
+"""Exceptions raised by rldk. Each also derives from the builtin a caller would naturally catch.
+
+Every error the API raises for bad input or a failed read/write is one of these: an argument of the wrong type or
+out of range (a step of 2**63, NaN, True or "3") is an InvalidArgumentError naming the argument and the value, and
+an unexpected failure inside the native engine is an RldkError, never a bare RuntimeError or TypeError.
+"""
 
 
 class RldkError(Exception):
@@ -27,6 +32,13 @@ class InvalidArgumentError(RldkError, ValueError):
 
 class WriteError(RldkError, OSError):
     """Writing failed (disk full, permissions)."""
+
+
+class MetricNotFoundError(RldkError, KeyError):
+    """``run[name]`` for a metric the run does not have."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""  # KeyError would show the message's repr, quotes and all
 
 
 _BY_CODE = {

@@ -10,11 +10,10 @@ is safe to share between threads.
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Mapping, Optional
 
 from . import _core
-from ._values import as_float
+from ._values import as_float, as_path, as_text, as_time
 from .errors import InvalidArgumentError
 
 
@@ -25,19 +24,10 @@ def _to_float(name, value):
     return number
 
 
-def _to_epoch(time):
-    if time is None:
-        return None
-    if isinstance(time, _dt.datetime):
-        if time.tzinfo is None:
-            time = time.replace(tzinfo=_dt.timezone.utc)
-        return time.timestamp()
-    return float(time)
-
-
 class EventWriter:
     def __init__(self, path, run_id: Optional[str] = None, append: bool = True):
-        self._native = _core.EventWriter(str(path), run_id or "", append)
+        self._native = _core.EventWriter(as_path(path), "" if run_id is None else as_text(run_id, "run_id"),
+                                         bool(append))
 
     @property
     def path(self) -> str:
@@ -53,9 +43,14 @@ class EventWriter:
         """Logs one metric (``name`` and ``value``) or several at one step (``metrics={name: value}``).
 
         ``time`` is epoch seconds or a datetime (default: now). NaN and infinities are written as NaN/Infinity.
+        ``step`` is an int in the int64 range (NumPy/torch integers and whole floats too); anything else (2**63,
+        NaN, True, "3") raises InvalidArgumentError.
         """
-        step = int(step)
+        step = _core.as_step(step)
         if metrics is not None:
+            if not callable(getattr(metrics, "items", None)):
+                raise InvalidArgumentError("metrics must be a mapping of name to value, got %s" %
+                                           type(metrics).__name__)
             if name is not None or value is not None:
                 raise InvalidArgumentError("pass either name= and value= or metrics=, not both")
             if time is None and not tags and not meta and run_id is None:
@@ -66,9 +61,10 @@ class EventWriter:
             return
         if name is None or value is None:
             raise InvalidArgumentError("log() needs name= and value=, or metrics=")
-        self._native.log(step, str(name), _to_float(name, value), _to_epoch(time),
+        self._native.log(step, str(name), _to_float(name, value), as_time(time),
                          {str(k): str(v) for k, v in (tags or {}).items()},
-                         {str(k): str(v) for k, v in (meta or {}).items()}, run_id or "")
+                         {str(k): str(v) for k, v in (meta or {}).items()},
+                         "" if run_id is None else as_text(run_id, "run_id"))
 
     def log_dict(self, step: int, metrics: Mapping, **kwargs) -> None:
         """Same as ``log(step, metrics=metrics)``."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator, List, Optional
 
 from . import _core
+from ._values import as_path, as_text
 from .errors import UnrecognizedFormatError
 
 Series = _core.Series
@@ -30,7 +31,9 @@ class Run:
     meta = property(lambda self: dict(self._core.meta))
     raw_to_canonical = property(lambda self: dict(self._core.raw_to_canonical))
     segments = property(lambda self: list(self._core.segments))
-    diagnostics = property(lambda self: self._core.diagnostics, doc="First examples of each problem kind.")
+    diagnostics = property(lambda self: self._core.diagnostics, doc="First examples of each problem kind (a metric "
+                           "name or run id that was not valid UTF-8 is kind 'invalid_utf8': it is shown, and looked "
+                           "up, with U+FFFD for the invalid bytes).")
     diagnostic_counts = property(lambda self: dict(self._core.diagnostic_counts))
     first_step = property(lambda self: self._core.first_step)
     last_step = property(lambda self: self._core.last_step)
@@ -98,7 +101,8 @@ def read_runs(path, *, run_id: Optional[str] = None, canonical: bool = True, for
     instead of detecting it. Raises SourceNotFoundError (a FileNotFoundError) or UnrecognizedFormatError (a
     ValueError) when nothing can be read.
     """
-    return [Run(core) for core in _core.read_runs(str(path), run_id or "", canonical, format)]
+    return [Run(core) for core in _core.read_runs(as_path(path), "" if run_id is None else as_text(run_id, "run_id"),
+                                                  bool(canonical), as_text(format, "format"))]
 
 
 def read_run(path, **kwargs) -> Run:

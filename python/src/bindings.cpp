@@ -1,16 +1,23 @@
 // Binds the engine to Python as rldk._core. Only the public API (include/rldk) is used. Errors become the
-// exception classes of rldk.errors, which also derive from the matching builtins (FileNotFoundError, ValueError).
+// exception classes of rldk.errors, which also derive from the matching builtins (FileNotFoundError, ValueError);
+// any other C++ exception becomes rldk.errors.RldkError, so nothing reaches a caller as a bare RuntimeError.
+//
+// Strings: the engine keeps bytes as they were logged, and a log may hold anything. Every std::string crossing into
+// Python goes through one caster (below, instead of nanobind/stl/string.h) that decodes UTF-8 with
+// errors="replace", so one bad byte in a metric name can never make a property raise UnicodeDecodeError.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
-#include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <cmath>
 #include <optional>
+#include <set>
+#include <string>
+#include <string_view>
 
 #include "rldk/actions.h"
 #include "rldk/event_writer.h"
@@ -23,6 +30,69 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+
+namespace {
+
+// The one decoder for text leaving the engine: UTF-8, invalid bytes as U+FFFD (Python's errors="replace"), which
+// never fails. `replaced` tells whether the bytes were not valid UTF-8. Needs the GIL.
+nb::str py_text(std::string_view bytes, bool* replaced = nullptr) {
+  PyObject* text = PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), nullptr);
+  if (replaced) *replaced = text == nullptr;
+  if (text == nullptr) {
+    PyErr_Clear();
+    text = PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "replace");
+  }
+  if (text == nullptr) throw nb::python_error();  // only on MemoryError: "replace" accepts every byte sequence
+  return nb::steal<nb::str>(text);
+}
+
+// UTF-8 of a Python str. A str holding lone surrogates has no UTF-8 form; the usual source is os.fsdecode()
+// (os.listdir, sys.argv) of a file name that is not UTF-8, whose surrogateescape round-trips to the original bytes,
+// so the file opens. Any other surrogate is kept visible as \udXXX rather than refusing the argument with a TypeError.
+bool utf8_of(PyObject* src, std::string& out) {
+  Py_ssize_t size = 0;
+  if (const char* data = PyUnicode_AsUTF8AndSize(src, &size)) {
+    out.assign(data, static_cast<size_t>(size));
+    return true;
+  }
+  PyErr_Clear();
+  for (const char* errors : {"surrogateescape", "backslashreplace"}) {
+    PyObject* encoded = PyUnicode_AsEncodedString(src, "utf-8", errors);
+    if (encoded != nullptr) {
+      out.assign(PyBytes_AS_STRING(encoded), static_cast<size_t>(PyBytes_GET_SIZE(encoded)));
+      Py_DECREF(encoded);
+      return true;
+    }
+    PyErr_Clear();
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace nanobind::detail {
+
+// Replaces nanobind's std::string caster (strict decoding) for every binding in this module: struct members
+// (def_ro), returned vectors and maps, dict items and exception texts alike.
+template <>
+struct type_caster<std::string> {
+  NB_TYPE_CASTER(std::string, const_name("str"))
+
+  bool from_python(handle src, uint32_t, cleanup_list*) noexcept {
+    return PyUnicode_Check(src.ptr()) && utf8_of(src.ptr(), value);
+  }
+
+  static handle from_cpp(const std::string& value, rv_policy, cleanup_list*) noexcept {
+    try {
+      return py_text(value).release();
+    } catch (python_error& e) {
+      e.restore();  // MemoryError: nanobind sees nullptr with the error set
+      return handle();
+    }
+  }
+};
+
+}  // namespace nanobind::detail
 
 namespace {
 
@@ -42,6 +112,153 @@ const char* code_name(rldk::ErrorCode code) {
       code_name(error.code), rldk::to_string(error), error.context);
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
   throw nb::python_error();
+}
+
+[[noreturn]] void invalid_argument(const std::string& message) {
+  raise(rldk::Error{rldk::ErrorCode::invalid_argument, message, ""});
+}
+
+// rldk.errors.<name>(message), raised; for the classes that have no error code (MetricNotFoundError).
+[[noreturn]] void raise_class(const char* name, const std::string& message) {
+  nb::object exc = nb::module_::import_("rldk.errors").attr(name)(message);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  throw nb::python_error();
+}
+
+// repr(value) for an error message, cut short: the value is whatever the caller passed, possibly megabytes of text.
+std::string short_repr(nb::handle value) {
+  std::string text = "<unrepresentable>";
+  if (PyObject* r = PyObject_Repr(value.ptr())) {
+    utf8_of(r, text);
+    Py_DECREF(r);
+  } else {
+    PyErr_Clear();  // a __repr__ that raises must not replace the error being reported
+  }
+  constexpr size_t MAX = 80;
+  if (text.size() > MAX) text = text.substr(0, MAX) + "...";
+  return text;
+}
+
+// A step from Python, as trainers hold it: int, a NumPy or torch integer (anything with __index__), or a float with
+// a whole value (int(step) accepted those before). Anything else — 2**63, NaN, 1.5, True, "3", None — is refused
+// with InvalidArgumentError naming the argument and the value, instead of nanobind's "incompatible function
+// arguments" TypeError or a silent int("3").
+int64_t to_step(nb::handle value, const char* arg) {
+  PyObject* o = value.ptr();
+  auto refuse = [&](const char* why) {
+    invalid_argument(std::string(arg) + " must be a whole number in the int64 range, got " + short_repr(value) +
+                     " (" + Py_TYPE(o)->tp_name + ")" + why);
+  };
+  // bool is an int subclass (True would be step 1) and numpy.bool has no __index__: both refused by name.
+  if (PyBool_Check(o) || std::string_view(Py_TYPE(o)->tp_name) == "numpy.bool") refuse(": a bool is not a step");
+  if (PyFloat_Check(o)) {
+    double d = PyFloat_AS_DOUBLE(o);
+    // 2**63 is exactly representable; the largest double below it is the largest float that fits int64.
+    if (std::isfinite(d) && d == std::floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+      return static_cast<int64_t>(d);
+    }
+    refuse(std::isfinite(d) && d == std::floor(d) ? ": outside the int64 range" : "");
+  }
+  if (PyIndex_Check(o)) {
+    PyObject* index = PyNumber_Index(o);
+    if (index == nullptr) {
+      PyErr_Clear();
+      refuse("");
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (overflow != 0) refuse(": outside the int64 range");
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      refuse("");
+    }
+    return v;
+  }
+  refuse("");
+  return 0;  // not reached: refuse raises
+}
+
+// Metric names and run ids as read are bytes; one that is not valid UTF-8 would be unreachable from Python under its
+// decoded name (run[name] looks up bytes). Each is renamed to its U+FFFD form (a " (2)" suffix when two collapse
+// onto one name), so metrics, run[name], to_pandas and repr agree, and each rename is a diagnostic of kind
+// "invalid_utf8" on the run: counted in diagnostic_counts, the first examples in diagnostics.
+void replace_invalid_names(rldk::Run& run) {
+  auto note = [&](const char* what, const std::string& bytes, const std::string& shown) {
+    PyObject* escaped = PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "backslashreplace");
+    std::string original = shown;
+    if (escaped != nullptr) {
+      utf8_of(escaped, original);
+      Py_DECREF(escaped);
+    } else {
+      PyErr_Clear();
+    }
+    run.diagnostics.add(rldk::Diagnostic{"invalid_utf8", run.source.path, 0,
+                                         std::string(what) + " '" + original + "' is not valid UTF-8; shown as '" +
+                                             shown + "' (invalid bytes replaced by U+FFFD)"});
+  };
+  auto decoded = [](const std::string& bytes, bool& replaced) {
+    std::string out;
+    utf8_of(py_text(bytes, &replaced).ptr(), out);
+    return out;
+  };
+
+  bool replaced = false;
+  std::string id = decoded(run.run_id, replaced);
+  if (replaced) {
+    note("run id", run.run_id, id);
+    run.run_id = id;
+  }
+
+  std::map<std::string, std::string> renamed;  // invalid bytes -> the name the run now uses
+  std::vector<std::string> invalid;
+  for (const auto& [name, series] : run.series) {
+    decoded(name, replaced);
+    if (replaced) invalid.push_back(name);
+  }
+  for (const auto& old_name : invalid) {
+    const std::string base = decoded(old_name, replaced);
+    std::string name = base;
+    for (int n = 2; run.series.count(name) != 0; ++n) name = base + " (" + std::to_string(n) + ")";
+    auto node = run.series.extract(old_name);
+    node.key() = name;
+    node.mapped().name = name;
+    run.series.insert(std::move(node));
+    renamed[old_name] = name;
+    note("metric name", old_name, name);
+  }
+
+  // raw -> canonical: canonical names follow the series renames; raw names not already reported are reported too.
+  // Left as it is when every name in it is valid (the common case: no copy of a map of a million names).
+  bool clean = renamed.empty();
+  for (auto it = run.raw_to_canonical.begin(); clean && it != run.raw_to_canonical.end(); ++it) {
+    decoded(it->first, replaced);
+    if (!replaced) decoded(it->second, replaced);
+    clean = !replaced;
+  }
+  if (clean) return;
+  std::map<std::string, std::string> raw_to_canonical;
+  for (const auto& [raw, canonical] : run.raw_to_canonical) {
+    std::string to = canonical;
+    if (auto it = renamed.find(canonical); it != renamed.end()) {
+      to = it->second;
+    } else {
+      to = decoded(canonical, replaced);
+    }
+    std::string from = raw;
+    if (auto it = renamed.find(raw); it != renamed.end()) {
+      from = it->second;
+    } else {
+      from = decoded(raw, replaced);
+      if (replaced) {
+        std::string base = from;
+        for (int n = 2; raw_to_canonical.count(from) != 0; ++n) from = base + " (" + std::to_string(n) + ")";
+        note("metric name", raw, from);
+      }
+    }
+    raw_to_canonical.emplace(std::move(from), std::move(to));
+  }
+  run.raw_to_canonical = std::move(raw_to_canonical);
 }
 
 template <class T>
@@ -83,6 +300,7 @@ struct Monitor {
   std::unique_ptr<rldk::ActionDispatcher> dispatcher;  // only when an alerts file is asked for
   std::vector<nb::dict> history;
   rldk::AlertTally tally;  // what the session's verdict counts (rldk::monitor_verdict)
+  uint64_t finished_at = 0;  // observations when finish() last ran: nothing new since means nothing to finish
 
   nb::dict alert_dict(const rldk::Alert& a) {
     nb::dict d;
@@ -130,6 +348,25 @@ nb::dict diagnostic_dict(const rldk::Diagnostic& d) {
 NB_MODULE(_core, m) {
   m.doc() = "Native engine of rldk (read runs, canonical metric names, event writing).";
   m.attr("__version__") = rldk::VERSION;
+
+  // Errors the engine reports are rldk::Error (raise() above). A C++ exception escaping anyway (std::bad_alloc
+  // aside, which stays MemoryError) becomes rldk.errors.RldkError rather than nanobind's RuntimeError/ValueError,
+  // with its text decoded like every other string. Registered last, so it is tried before nanobind's default.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const std::bad_alloc&) {
+      throw;  // nanobind's default translator: MemoryError
+    } catch (const nb::builtin_exception&) {
+      throw;  // raised on purpose as a builtin (e.g. StopIteration); left to nanobind
+    } catch (const std::exception& e) {
+      nb::object exc = nb::module_::import_("rldk.errors").attr("RldkError")(py_text(e.what()));
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+    }
+  });
+
+  m.def("as_step", [](nb::handle value, const std::string& arg) { return to_step(value, arg.c_str()); },
+        "value"_a.none(), "arg"_a = "step", "The step as an int64, or InvalidArgumentError naming arg and the value.");
 
   nb::class_<rldk::Series>(m, "Series", "One metric over time, columnar. Arrays are read-only views.")
       .def_ro("name", &rldk::Series::name)
@@ -181,7 +418,7 @@ NB_MODULE(_core, m) {
       })
       .def("series", [](const rldk::Run& r, const std::string& name) -> const rldk::Series& {
         const rldk::Series* s = r.find(name);
-        if (s == nullptr) throw nb::key_error(("no metric '" + name + "' in run '" + r.run_id + "'").c_str());
+        if (s == nullptr) raise_class("MetricNotFoundError", "no metric '" + name + "' in run '" + r.run_id + "'");
         return *s;
       }, "name"_a, nb::rv_policy::reference_internal)
       .def("has", [](const rldk::Run& r, const std::string& name) { return r.find(name) != nullptr; })
@@ -206,7 +443,9 @@ NB_MODULE(_core, m) {
       nb::gil_scoped_release release;  // reading is pure C++; let other Python threads run
       result = rldk::read_runs(path, options);
     }
-    return unwrap(std::move(result));
+    std::vector<rldk::Run> runs = unwrap(std::move(result));
+    for (auto& run : runs) replace_invalid_names(run);
+    return runs;
   }, "path"_a, "run_id"_a = "", "canonical"_a = true, "format"_a = "auto");
 
   m.def("canonical_name", [](const std::string& raw) {
@@ -270,8 +509,10 @@ NB_MODULE(_core, m) {
           self->dispatcher = std::make_unique<rldk::ActionDispatcher>(std::move(options));
         }
       }, "presets"_a, "rule_files"_a, "rule_texts"_a, "overrides"_a, "alerts_path"_a, "allow_shell"_a)
-      .def("observe", [](Monitor& self, int64_t step, const std::vector<std::pair<std::string, double>>& metrics,
-                         const std::string& run_id, std::optional<double> time) {
+      .def("observe", [](Monitor& self, nb::handle step_value,
+                         const std::vector<std::pair<std::string, double>>& metrics, const std::string& run_id,
+                         std::optional<double> time) {
+        const int64_t step = to_step(step_value, "step");
         const auto& dict = rldk::MetricDictionary::builtin();
         std::vector<rldk::Alert> alerts;
         for (const auto& [name, value] : metrics) {
@@ -286,7 +527,7 @@ NB_MODULE(_core, m) {
         }
         self.engine->flush(alerts);  // the dict is the whole step
         return self.deliver(alerts);
-      }, "step"_a, "metrics"_a, "run_id"_a, "time"_a = nb::none())
+      }, "step"_a.none(), "metrics"_a, "run_id"_a, "time"_a = nb::none())
       .def("report", [](const Monitor& self) { return self.engine->rule_report().dump(-1); })
       .def_prop_ro("alerts", [](const Monitor& self) { return self.history; })
       .def_prop_ro("rule_ids", [](const Monitor& self) {
@@ -314,6 +555,17 @@ NB_MODULE(_core, m) {
         }
         return rldk::monitor_verdict(*self.engine, records, self.tally, facts).report.dump(-1);
       }, "fail_on"_a, "sources"_a)
+      // End of data, as `rldk monitor` does when its input ends: rules whose detector judges a whole episode (a
+      // steady trend, a shift still open at the end) give their verdict. Returns the alerts that raised. It runs
+      // again only after new observations: logging may resume (a second trainer.train()) and end again.
+      .def("finish", [](Monitor& self) {
+        std::vector<rldk::Alert> alerts;
+        if (self.finished_at != self.engine->observations()) {
+          self.engine->finish(alerts);
+          self.finished_at = self.engine->observations();
+        }
+        return self.deliver(alerts);
+      })
       .def("close", [](Monitor& self) {
         if (self.dispatcher) self.dispatcher->drain();
       });
@@ -323,11 +575,11 @@ NB_MODULE(_core, m) {
       .def("__init__", [](EventWriterHandle* self, const std::string& path, const std::string& run_id, bool append) {
         new (self) EventWriterHandle{unwrap(rldk::EventWriter::open(path, run_id, append))};
       }, "path"_a, "run_id"_a = "", "append"_a = true)
-      .def("log", [](EventWriterHandle& self, int64_t step, const std::string& name, double value,
+      .def("log", [](EventWriterHandle& self, nb::handle step, const std::string& name, double value,
                      std::optional<double> time, const std::map<std::string, std::string>& tags,
                      const std::map<std::string, std::string>& meta, const std::string& run_id) {
         rldk::Event e;
-        e.step = step;
+        e.step = to_step(step, "step");
         e.name = name;
         e.value = value;
         e.wall_time = time.value_or(rldk::NO_TIME);
@@ -341,10 +593,11 @@ NB_MODULE(_core, m) {
           status = writer.log(e);
         }
         if (!status.ok()) raise(status.error());
-      }, "step"_a, "name"_a, "value"_a, "time"_a = nb::none(), "tags"_a = std::map<std::string, std::string>{},
+      }, "step"_a.none(), "name"_a, "value"_a, "time"_a = nb::none(), "tags"_a = std::map<std::string, std::string>{},
          "meta"_a = std::map<std::string, std::string>{}, "run_id"_a = "")
-      .def("log_metrics", [](EventWriterHandle& self, int64_t step,
+      .def("log_metrics", [](EventWriterHandle& self, nb::handle step_value,
                              const std::vector<std::pair<std::string, double>>& metrics) {
+        const int64_t step = to_step(step_value, "step");
         rldk::EventWriter& writer = self.writer();
         rldk::Status status = rldk::Error{rldk::ErrorCode::io, "", ""};
         {
@@ -352,7 +605,7 @@ NB_MODULE(_core, m) {
           status = writer.log_metrics(step, metrics);
         }
         if (!status.ok()) raise(status.error());
-      }, "step"_a, "metrics"_a)
+      }, "step"_a.none(), "metrics"_a)
       .def("close", [](EventWriterHandle& self) {
         if (self.writer_ptr) {
           rldk::Status status = self.writer_ptr->close();
