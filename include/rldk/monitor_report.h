@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "rldk/actions.h"
 #include "rldk/json.h"
 #include "rldk/monitor.h"
 #include "rldk/result.h"
@@ -52,6 +54,10 @@ struct SessionFacts {
   std::vector<std::string> sources;  // what was followed, as given
   uint64_t input_problems = 0;       // malformed lines and read errors
   std::optional<CommandOutcome> command;
+  // The signal that ended the session ("SIGINT", "SIGTERM"); reported as summary.interrupted when set.
+  std::optional<std::string> interrupted;
+  // Per slow action kind (http, shell) that was used; reported as summary.undelivered when any was queued.
+  std::map<std::string, ActionDelivery> delivery;
 };
 
 struct MonitorVerdict {

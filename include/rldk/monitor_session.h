@@ -25,18 +25,24 @@ struct MonitorOptions {
   bool passthrough = true;            // copy the trainer's output to the console
   // File the trainer is told to write metrics to (RLDK_METRICS_PATH); followed too. Empty: <out_dir>/metrics.jsonl.
   std::string metrics_path;
-  int64_t pid = 0;                    // stop this external process on a stop action (checked to be the same one)
+  // Stop this external process on a stop action (checked to be the same one); must be > 0 and running.
+  std::optional<int64_t> pid;
   double stop_grace_seconds = 10.0;   // SIGTERM, then SIGKILL after this long
   double idle_exit_seconds = 0.0;     // without --cmd: exit after this long without new data (0: until interrupted)
   std::string out_dir = "rldk_monitor";  // alerts.jsonl, alerts.txt and report.json go here
   std::string fail_on = "stop";       // exit 1 when an alert at this level fired: never | warn | stop
   ReadOptions read;                   // how sources are parsed (run id, canonical names, format)
-  ActionOptions actions;              // alert files are set from out_dir when empty
+  // Alert files are set from out_dir when empty; actions.deadline_seconds bounds webhooks and shell actions at exit
+  // (--action-deadline); write_roots default to out_dir and the folders of the files read.
+  ActionOptions actions;
   bool print_summary = true;
 };
 
 struct MonitorResult {
-  int exit_code = MONITOR_EXIT_OK;  // MONITOR_EXIT_*: 0 ok, 1 alert, 2 input/usage error, 3 the trainer failed
+  // MONITOR_EXIT_*: 0 ok, 1 alert, 2 input/usage error, 3 the trainer failed; 128 + signal when SIGINT/SIGTERM cut
+  // a --once read short (a live session ends by a signal as usual and keeps its verdict). report.json is written
+  // in every case but usage and input errors.
+  int exit_code = MONITOR_EXIT_OK;
   uint64_t observations = 0;
   uint64_t alerts = 0;
   bool stop_requested = false;

@@ -85,6 +85,14 @@ struct SpawnOptions {
   StopOptions stop;                               // defaults for terminate()
 };
 
+// `command` with `exec` put before its program when it is one simple command running a program found on PATH (or
+// given by path), after any leading NAME=value assignments: `FOO=1 python t.py` becomes `FOO=1 exec python t.py`.
+// The shell then becomes the trainer, so the trainer itself receives a stop signal and its own exit status is
+// reported (Debian's dash does not exec the last command of `sh -c` itself, and dies of a SIGTERM meant for the
+// trainer). Anything else (a builtin such as `exit 7` or `cd`, a list, a pipeline, a redirection, a substitution)
+// is returned unchanged; either way the shell runs exactly what `sh -c command` runs.
+std::string exec_form(const std::string& command);
+
 // A command run as `/bin/sh -c command_line` in a new process group, with stdout and stderr captured through
 // non-blocking pipes. Nothing else leaks into it: every other descriptor is closed in the child, and signal
 // dispositions are reset to their defaults (SIGHUP excepted, so `nohup rldk ...` still protects the trainer).

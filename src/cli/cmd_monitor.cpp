@@ -94,7 +94,8 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
                   "Metrics to follow: files (may not exist yet), folders (newest run file), or - for stdin");
   cmd->add_flag("--once", o.once, "Read the sources to their end, report and exit (for finished runs and CI)");
   cmd->add_option("--cmd", o.command, "Launch this trainer, read its output and RLDK_METRICS_PATH, stop it on a stop action");
-  cmd->add_option("--pid", o.pid, "Stop this running trainer on a stop action (checked to be the same process)");
+  cmd->add_option("--pid", o.pid, "Stop this running trainer on a stop action (a positive pid of a running process; "
+                                  "checked to be the same process)");
   cmd->add_option("--preset", cli->presets, "Built-in rule preset (see `rldk rules list`); repeatable")->allow_extra_args(false);
   cmd->add_option("--rules", cli->rule_files, "Rule file (YAML); repeatable")->allow_extra_args(false);
   cmd->add_option("--set-rule", cli->overrides, "Override a rule field: ID.FIELD=VALUE (e.g. grpo_safe_kl_spike.condition=\"value > 0.5\")")->allow_extra_args(false);
@@ -106,6 +107,10 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--metrics-path", o.metrics_path, "With --cmd: file the trainer writes metrics to (exported as RLDK_METRICS_PATH; default OUT/metrics.jsonl)");
   cmd->add_option("--stop-grace", o.stop_grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping")->capture_default_str();
   cmd->add_option("--idle-exit", o.idle_exit_seconds, "Without --cmd: exit after this many seconds without new data (0: never)");
+  cmd->add_option("--action-deadline", o.actions.deadline_seconds,
+                  "Seconds webhooks and shell actions still get at exit; then requests in flight are cut and waiting "
+                  "ones abandoned (counted in report.json summary.undelivered). Actions never delay evaluation")
+      ->capture_default_str();
   cmd->add_flag("--allow-shell", o.actions.allow_shell, "Allow shell actions in rule files to run");
   cmd->add_flag("!--no-passthrough", o.passthrough, "With --cmd: do not copy the trainer's output to the console");
   cmd->add_flag("!--no-console-metrics", o.read_command_output, "With --cmd: do not parse metrics from the trainer's output");

@@ -397,3 +397,29 @@ TEST(ProcessSignalForwarder, ForwardsInterruptToTheChildGroup) {
 }
 
 }  // namespace
+
+TEST(ExecForm, PutsExecBeforeAProgramAfterAssignments) {
+  EXPECT_EQ(rldk::exec_form("sh t.sh --seed $SEED"), "exec sh t.sh --seed $SEED");
+  EXPECT_EQ(rldk::exec_form("FOO=bar BAZ='a b' sh t.sh"), "FOO=bar BAZ='a b' exec sh t.sh");
+  EXPECT_EQ(rldk::exec_form("  /usr/bin/env python3 t.py"), "  exec /usr/bin/env python3 t.py");
+}
+
+TEST(ExecForm, LeavesWhatOnlyTheShellCanRunAlone) {
+  for (std::string c : {"exit 7", "cd /tmp", "FOO=bar", "sh a.sh; sh b.sh", "sh a.sh | tee x", "sh a.sh > x",
+                        "(sh a.sh)", "$(which sh) a.sh", "'sh' a.sh", "if true; then sh; fi", "sh 'unclosed",
+                        "no-such-program-anywhere x"}) {
+    EXPECT_EQ(rldk::exec_form(c), c) << c;
+  }
+}
+
+TEST(ExecForm, RunsWhatShDashCRuns) {
+  // The exit status and environment the trainer sees are the same with and without the rewrite.
+  for (std::string c : {"FOO=bar sh -c 'exit ${#FOO}'", "exit 7", "true", "sh -c 'exit 5' extra"}) {
+    auto plain = rldk::ChildProcess::spawn(c);
+    auto rewritten = rldk::ChildProcess::spawn(rldk::exec_form(c));
+    ASSERT_TRUE(plain.ok() && rewritten.ok()) << c;
+    auto a = plain->wait();
+    auto b = rewritten->wait();
+    EXPECT_EQ(a.describe(), b.describe()) << c;
+  }
+}

@@ -1,21 +1,28 @@
 #include "rldk/actions.h"
 
-#include <curl/curl.h>
-#include <sys/wait.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <deque>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "act/action_queue.h"
+#include "act/webhook.h"
 #include "io/time_parse.h"
+#include "rldk/output_file.h"
+#include "rldk/placeholders.h"
 #include "rldk/process.h"
 
 namespace rldk {
+namespace fs = std::filesystem;
 namespace {
 
 double now_seconds() {
@@ -37,32 +44,35 @@ double param_number(const RuleAction& a, const std::string& key, double fallback
 }
 
 constexpr size_t MAX_SHELL_OUTPUT = 4096;  // kept in the record, enough for an error message
+constexpr int MAX_HTTP_RETRIES = 10;       // a rule file's `retries: 1e9` must not make a retry loop endless
+// Once the shutdown deadline has passed, a shell command gets this long after SIGTERM, then this long after SIGKILL.
+constexpr auto CANCELLED_SHELL_GRACE = std::chrono::milliseconds(200);
+constexpr auto CANCELLED_SHELL_KILL_WAIT = std::chrono::milliseconds(1000);
+constexpr auto GIVE_UP_POLL = std::chrono::milliseconds(20);  // how often close() asks whether to give up
 
-size_t discard_body(char*, size_t size, size_t count, void*) { return size * count; }
+std::string seconds_text(double s) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g s", s);
+  return buffer;
+}
 
-// One HTTP POST; returns the status code, or an error.
-Result<long> post_json(const std::string& url, const std::string& method, const std::string& body,
-                       const std::map<std::string, std::string>& headers, double timeout_seconds) {
-  CURL* curl = curl_easy_init();
-  if (!curl) return Error{ErrorCode::io, "cannot initialise libcurl", url};
-  struct curl_slist* list = curl_slist_append(nullptr, "Content-Type: application/json");
-  for (const auto& [k, v] : headers) list = curl_slist_append(list, (k + ": " + v).c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_seconds * 1000));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard_body);
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  CURLcode rc = curl_easy_perform(curl);
-  long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
-  if (rc != CURLE_OK) return Error{ErrorCode::io, curl_easy_strerror(rc), url};
-  return status;
+// Appends to a sentinel file without following a symlink planted at its name.
+Status append_no_follow(const fs::path& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return Error{ErrorCode::io, std::strerror(errno), path.string()};
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      ::close(fd);
+      return Error{ErrorCode::io, std::strerror(err), path.string()};
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return Error{ErrorCode::io, std::strerror(errno), path.string()};
+  return Ok{};
 }
 
 }  // namespace
@@ -75,16 +85,18 @@ Json webhook_payload(const Alert& alert) {
 
 struct ActionDispatcher::State {
   ActionOptions options;
+  std::vector<fs::path> write_roots;
   mutable std::mutex mutex;
   Json records = Json::Array{};
   std::ofstream jsonl, txt;
   bool stop_requested = false;
-  // Worker for slow actions.
-  std::deque<std::function<void()>> queue;
-  std::condition_variable wake, idle;
-  bool busy = false;
-  bool closing = false;
-  std::thread worker;
+  std::map<std::string, ActionDelivery> delivery;
+  // Declared last: destroyed (closed, workers joined) first, while what their jobs touch still exists.
+  act::ActionQueue http_queue{1}, shell_queue{1};
+  bool closed = false;
+
+  explicit State(ActionOptions o)
+      : options(std::move(o)), http_queue(options.queue_capacity), shell_queue(options.queue_capacity) {}
 
   void record(const Alert& alert, const std::string& action, bool ok, const std::string& message, Json details) {
     Json r = alert_json(alert);
@@ -104,67 +116,88 @@ struct ActionDispatcher::State {
                                              alert.rule_id.c_str(), message.c_str());
   }
 
-  void run_worker() {
-    std::unique_lock<std::mutex> lock(mutex);
-    for (;;) {
-      wake.wait(lock, [&] { return closing || !queue.empty(); });
-      if (queue.empty()) return;
-      auto job = std::move(queue.front());
-      queue.pop_front();
-      busy = true;
-      lock.unlock();
-      job();
-      lock.lock();
-      busy = false;
-      idle.notify_all();
-    }
+  // Outcome of a queued action, for delivery().
+  void count(const std::string& kind, bool ok, bool cancelled) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ActionDelivery& d = delivery[kind];
+    if (ok) ++d.delivered;
+    else if (cancelled) ++d.abandoned;
+    else ++d.failed;
   }
 
-  void enqueue(std::function<void()> job) {
+  void enqueue(act::ActionQueue& queue, const std::string& kind, const Alert& alert, act::ActionQueue::Job job) {
     {
       std::lock_guard<std::mutex> lock(mutex);
-      if (!worker.joinable()) worker = std::thread([this] { run_worker(); });
-      queue.push_back(std::move(job));
+      ++delivery[kind].queued;
     }
-    wake.notify_one();
+    queue.push(std::move(job), [this, kind, alert](const char* why) {
+      bool dropped = std::strcmp(why, "dropped") == 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ActionDelivery& d = delivery[kind];
+        ++(dropped ? d.dropped : d.abandoned);
+      }
+      record(alert, kind, false,
+             dropped ? "not delivered: dropped from the full " + kind + " queue (" +
+                           std::to_string(options.queue_capacity) + " newer actions waiting)"
+                     : "not delivered: the action deadline (" + seconds_text(options.deadline_seconds) +
+                           ") was reached at shutdown",
+             nullptr);
+    });
   }
 
-  void http(const Alert& alert, const RuleAction& a) {
-    std::string url = param(a, "url");
-    std::string method = param(a, "method", "POST");
-    double timeout = param_number(a, "timeout", options.http_timeout_seconds);
-    int retries = static_cast<int>(param_number(a, "retries", options.http_retries));
-    std::string body = webhook_payload(alert).dump(-1);
+  void http(const Alert& alert, const RuleAction& a, const act::Cancel& cancel) {
+    act::HttpRequest request;
+    request.url = param(a, "url");
+    request.method = param(a, "method", "POST");
+    request.headers = a.headers;
+    request.body = webhook_payload(alert).dump(-1);
+    request.timeout_seconds = param_number(a, "timeout", options.http_timeout_seconds);
+    int retries = std::min(static_cast<int>(param_number(a, "retries", options.http_retries)), MAX_HTTP_RETRIES);
     Json attempts = Json::Array{};
+    int tried = 0;
+    auto details = [&] {
+      Json d;
+      d["url"] = request.url;
+      d["attempts"] = attempts;
+      return d;
+    };
     for (int attempt = 0; attempt <= retries; ++attempt) {
-      if (attempt > 0) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(options.retry_backoff_seconds * (1 << (attempt - 1))));
+      if (attempt > 0 && !cancel.sleep_for(std::chrono::duration<double>(options.retry_backoff_seconds *
+                                                                         (1 << (attempt - 1))))) {
+        break;
       }
-      auto status = post_json(url, method, body, a.headers, timeout);
+      auto status = act::send_http(request, cancel);
+      ++tried;
       attempts.push_back(status.ok() ? Json(static_cast<int64_t>(status.value())) : Json(status.error().message));
       if (status.ok() && status.value() >= 200 && status.value() < 300) {
-        Json details;
-        details["url"] = url;
-        details["attempts"] = attempts;
-        record(alert, "http", true, "HTTP " + method + " " + url + " -> " + std::to_string(status.value()), details);
+        count("http", true, false);
+        record(alert, "http", true,
+               "HTTP " + request.method + " " + request.url + " -> " + std::to_string(status.value()), details());
         return;
       }
+      if (cancel.cancelled()) break;
     }
-    Json details;
-    details["url"] = url;
-    details["attempts"] = attempts;
-    record(alert, "http", false, "HTTP " + method + " " + url + " failed after " + std::to_string(retries + 1) +
-                                     " attempts", details);
+    bool cut = cancel.cancelled();
+    count("http", false, cut);
+    record(alert, "http", false,
+           "HTTP " + request.method + " " + request.url +
+               (cut ? " not delivered: cut at the action deadline (" + seconds_text(options.deadline_seconds) +
+                          ") after " + std::to_string(tried) + " attempt(s)"
+                    : " failed after " + std::to_string(tried) + " attempts"),
+           details());
   }
 
-  void shell(const Alert& alert, const RuleAction& a) {
-    std::string cmd = format_alert_message(param(a, "cmd"), alert);
+  void shell(const Alert& alert, const std::string& cmd, const RuleAction& a, const act::Cancel& cancel) {
     SpawnOptions spawn;
+    // The values again, unquoted, for commands that would rather read them from the environment.
     spawn.environment = {{"RLDK_RULE_ID", alert.rule_id}, {"RLDK_RUN_ID", alert.run_id},
                          {"RLDK_METRIC", alert.metric}, {"RLDK_STEP", std::to_string(alert.step)},
                          {"RLDK_MESSAGE", alert.message}};
+    spawn.stop.kill_wait = CANCELLED_SHELL_KILL_WAIT;
     auto child = ChildProcess::spawn(cmd, spawn);
     if (!child.ok()) {
+      count("shell", false, false);
       record(alert, "shell", false, "cannot run '" + cmd + "': " + child.error().message, nullptr);
       return;
     }
@@ -173,11 +206,16 @@ struct ActionDispatcher::State {
       if (output.size() < MAX_SHELL_OUTPUT) output.append(bytes.substr(0, MAX_SHELL_OUTPUT - output.size()));
     };
     auto timeout = std::chrono::duration<double>(param_number(a, "timeout", options.shell_timeout_seconds));
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<act::Clock::duration>(timeout);
     std::optional<ExitStatus> status;
-    bool timed_out = false;
+    bool timed_out = false, cut = false;
     while (!(status = child.value().try_wait())) {
       child.value().read_output(keep);
+      if (cancel.cancelled()) {
+        cut = true;
+        status = child.value().terminate(CANCELLED_SHELL_GRACE, keep).status;
+        break;
+      }
       if (std::chrono::steady_clock::now() > deadline) {
         timed_out = true;
         status = child.value().terminate(std::chrono::milliseconds(1000), keep).status;
@@ -189,37 +227,94 @@ struct ActionDispatcher::State {
     Json details;
     details["cmd"] = cmd;
     details["output"] = output;
-    bool ok = !timed_out && status && status->success();
+    bool ok = !timed_out && !cut && status && status->success();
     details["exit"] = status ? status->describe() : std::string("unknown");
-    record(alert, "shell", ok, "shell '" + cmd + "' " + (ok ? "succeeded" : timed_out ? "timed out" : "failed"),
+    count("shell", ok, cut);
+    record(alert, "shell", ok,
+           "shell '" + cmd + "' " +
+               (ok ? "succeeded" : cut ? "cut at the action deadline" : timed_out ? "timed out" : "failed"),
            details);
+  }
+
+  void sentinel(const Alert& alert, const RuleAction& a) {
+    // Both expansions are infallible outside the shell context.
+    std::string path = expand_placeholders(param(a, "path"), alert, EscapeContext::path).value();
+    std::string contents = expand_placeholders(param(a, "contents", alert.message), alert, EscapeContext::text).value();
+    Json details;
+    details["path"] = path;
+    auto refuse = [&](const Error& e) {
+      record(alert, "sentinel", false, "refused to write " + path + ": " + e.message, details);
+    };
+    auto where = confine_path(path, write_roots);
+    if (!where.ok()) return refuse(where.error());
+    if (Status s = check_output_outside_inputs(where.value(), options.inputs); !s.ok()) return refuse(s.error());
+    std::error_code ec;
+    fs::create_directories(where.value().parent_path(), ec);
+    // Again, now that the folders exist: a symlink raced in on the way is caught by the physical check.
+    where = confine_path(where.value(), write_roots);
+    if (!where.ok()) return refuse(where.error());
+    Status written = param(a, "append") == "true" ? append_no_follow(where.value(), contents + "\n")
+                                                   : write_file_atomic(where.value(), contents + "\n");
+    if (!written.ok()) {
+      record(alert, "sentinel", false, "cannot write " + path + ": " + written.error().message, details);
+      return;
+    }
+    record(alert, "sentinel", true, "wrote " + path, details);
   }
 };
 
-ActionDispatcher::ActionDispatcher(ActionOptions options) : state_(std::make_unique<State>()) {
-  state_->options = std::move(options);
-  for (auto [path, stream] : {std::pair{&state_->options.alerts_jsonl, &state_->jsonl},
-                              std::pair{&state_->options.alerts_txt, &state_->txt}}) {
+ActionDispatcher::ActionDispatcher(ActionOptions options) : state_(std::make_unique<State>(std::move(options))) {
+  State& s = *state_;
+  for (const auto& root : s.options.write_roots) s.write_roots.emplace_back(root);
+  if (s.write_roots.empty()) {
+    fs::path parent = fs::path(s.options.alerts_jsonl).parent_path();
+    s.write_roots.push_back(parent.empty() ? fs::path(".") : parent);
+  }
+  for (auto [path, stream] : {std::pair{&s.options.alerts_jsonl, &s.jsonl}, std::pair{&s.options.alerts_txt, &s.txt}}) {
     if (path->empty()) continue;
     std::error_code ec;
-    auto parent = std::filesystem::path(*path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    auto parent = fs::path(*path).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
     stream->open(*path, std::ios::out | std::ios::trunc);
   }
 }
 
-ActionDispatcher::~ActionDispatcher() {
+ActionDispatcher::~ActionDispatcher() { close(); }
+
+void ActionDispatcher::close(const std::function<bool()>& give_up) {
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
-    state_->closing = true;
+    if (state_->closed) return;
+    state_->closed = true;
   }
-  state_->wake.notify_all();
-  if (state_->worker.joinable()) state_->worker.join();
+  // One deadline for both queues: they finish side by side, so the total wait is the deadline, not twice it.
+  auto deadline = act::Clock::now() + std::chrono::duration_cast<act::Clock::duration>(
+                                          std::chrono::duration<double>(std::max(state_->options.deadline_seconds, 0.0)));
+  std::atomic<int> open_queues{2};
+  auto closer = [&](act::ActionQueue& q) {
+    return std::thread([&] {
+      q.close(deadline);
+      --open_queues;
+    });
+  };
+  std::thread http = closer(state_->http_queue), shell = closer(state_->shell_queue);
+  while (open_queues > 0) {
+    if (give_up && give_up()) {
+      state_->http_queue.cut();
+      state_->shell_queue.cut();
+      break;
+    }
+    std::this_thread::sleep_for(GIVE_UP_POLL);
+  }
+  http.join();
+  shell.join();
 }
 
 void ActionDispatcher::drain() {
-  std::unique_lock<std::mutex> lock(state_->mutex);
-  state_->idle.wait(lock, [&] { return state_->queue.empty() && !state_->busy; });
+  auto until = act::Clock::now() + std::chrono::duration_cast<act::Clock::duration>(
+                                       std::chrono::duration<double>(std::max(state_->options.deadline_seconds, 0.0)));
+  state_->http_queue.drain(until);
+  state_->shell_queue.drain(until);
 }
 
 bool ActionDispatcher::stop_requested() const {
@@ -230,6 +325,11 @@ bool ActionDispatcher::stop_requested() const {
 Json ActionDispatcher::records() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   return state_->records;
+}
+
+std::map<std::string, ActionDelivery> ActionDispatcher::delivery() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->delivery;
 }
 
 void ActionDispatcher::dispatch(const Alert& alert) {
@@ -252,7 +352,9 @@ void ActionDispatcher::dispatch(const Alert& alert) {
         first = !s.stop_requested;
         s.stop_requested = true;
       }
-      std::string msg = format_alert_message(param(a, "msg", "stopping the run: {metric} = {value:.4g} at step {step}"), alert);
+      std::string msg = expand_placeholders(param(a, "msg", "stopping the run: {metric} = {value:.4g} at step {step}"),
+                                            alert, EscapeContext::text)
+                            .value();
       if (!first) {
         s.record(alert, "stop", true, msg + " (a stop is already under way)", nullptr);
       } else if (!s.options.stop) {
@@ -262,25 +364,21 @@ void ActionDispatcher::dispatch(const Alert& alert) {
         s.record(alert, "stop", done.ok(), msg + ": " + (done.ok() ? done.value() : done.error().message), nullptr);
       }
     } else if (a.kind == "sentinel") {
-      std::string path = format_alert_message(param(a, "path"), alert);
-      std::string contents = format_alert_message(param(a, "contents", alert.message), alert);
-      std::error_code ec;
-      auto parent = std::filesystem::path(path).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-      std::ofstream out(path, param(a, "append") == "true" ? std::ios::app : std::ios::trunc);
-      out << contents << "\n";
-      out.close();
-      Json details;
-      details["path"] = path;
-      s.record(alert, "sentinel", static_cast<bool>(out), out ? "wrote " + path : "cannot write " + path, details);
+      s.sentinel(alert, a);
     } else if (a.kind == "http") {
-      s.enqueue([this, alert, a] { state_->http(alert, a); });
+      s.enqueue(s.http_queue, "http", alert, [&s, alert, a](const act::Cancel& c) { s.http(alert, a, c); });
     } else if (a.kind == "shell") {
       if (!s.options.allow_shell) {
         s.record(alert, "shell", false, "shell actions are disabled; run with --allow-shell to enable them", nullptr);
-      } else {
-        s.enqueue([this, alert, a] { state_->shell(alert, a); });
+        continue;
       }
+      auto cmd = expand_placeholders(param(a, "cmd"), alert, EscapeContext::shell);
+      if (!cmd.ok()) {
+        s.record(alert, "shell", false, "refused to run '" + param(a, "cmd") + "': " + cmd.error().message, nullptr);
+        continue;
+      }
+      s.enqueue(s.shell_queue, "shell", alert,
+                [&s, alert, a, cmd = cmd.value()](const act::Cancel& c) { s.shell(alert, cmd, a, c); });
     }
   }
 }

@@ -34,6 +34,24 @@ Json command_json(const CommandOutcome& c) {
   return cmd;
 }
 
+// Slow actions not delivered, per kind and in total: what a hung webhook or a full queue cost.
+Json undelivered_json(const std::map<std::string, ActionDelivery>& delivery) {
+  Json out;
+  uint64_t total = 0;
+  for (const auto& [kind, d] : delivery) {
+    Json k;
+    k["queued"] = d.queued;
+    k["delivered"] = d.delivered;
+    k["failed"] = d.failed;
+    k["dropped"] = d.dropped;
+    k["abandoned"] = d.abandoned;
+    out[kind] = k;
+    total += d.undelivered();
+  }
+  out["total"] = total;
+  return out;
+}
+
 }  // namespace
 
 Result<FailOn> parse_fail_on(const std::string& name) {
@@ -75,6 +93,8 @@ MonitorVerdict monitor_verdict(const RuleEngine& engine, const Json& records, co
   summary["sources"] = string_array(facts.sources);
   if (facts.command) summary["command"] = command_json(*facts.command);
   summary["input_problems"] = facts.input_problems;
+  if (facts.interrupted) summary["interrupted"] = *facts.interrupted;
+  if (!facts.delivery.empty()) summary["undelivered"] = undelivered_json(facts.delivery);
   report["summary"] = summary;
   return verdict;
 }

@@ -15,9 +15,12 @@
 #include <map>
 #include <variant>
 
+#include "act/monitor_outputs.h"
 #include "io/source_files.h"
 #include "rldk/follow.h"
 #include "rldk/monitor.h"
+#include "rldk/output_file.h"
+#include "rldk/terminal_text.h"
 
 namespace rldk {
 namespace {
@@ -129,8 +132,69 @@ struct Input {
   }
 };
 
-volatile std::sig_atomic_t interrupted = 0;
-extern "C" void on_interrupt(int) { interrupted = 1; }
+volatile std::sig_atomic_t interrupted = 0;       // the first signal that interrupted the session, 0 while none did
+volatile std::sig_atomic_t signals_received = 0;  // how many arrived (a second one cuts the shutdown short)
+extern "C" void on_interrupt(int signal) {
+  if (!interrupted) interrupted = signal;
+  signals_received = signals_received + 1;
+}
+
+// Thrown out of a batch read (--once) when a signal arrives, so a long read stops at once; caught around the read.
+struct ReadInterrupted {};
+
+// Stops a batch read (--once) on SIGINT/SIGTERM: the engine has what was evaluated so far, and the report says so.
+class InterruptibleSink final : public PointSink {
+ public:
+  explicit InterruptibleSink(PointSink& inner) : inner_(inner) {}
+  void on_run(uint32_t run, const std::string& run_id, const SourceInfo& source) override {
+    inner_.on_run(run, run_id, source);
+  }
+  void on_metric(uint32_t run, uint32_t metric, const std::string& name) override { inner_.on_metric(run, metric, name); }
+  void on_raw_name(uint32_t run, const std::string& raw, const std::string& name) override {
+    inner_.on_raw_name(run, raw, name);
+  }
+  void on_segment(uint32_t run, const Segment& segment) override { inner_.on_segment(run, segment); }
+  void on_meta(uint32_t run, const std::string& key, const std::string& value) override { inner_.on_meta(run, key, value); }
+  void on_point(uint32_t run, uint32_t metric, const Point& p) override {
+    if (interrupted) throw ReadInterrupted{};
+    inner_.on_point(run, metric, p);
+  }
+
+ private:
+  PointSink& inner_;
+};
+
+// Numeric options must be finite and not negative; the message names the option.
+Status check_seconds(double value, const char* option) {
+  if (std::isfinite(value) && value >= 0) return Ok{};
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return Error{ErrorCode::invalid_argument,
+               std::string(option) + " is " + buffer + "; expected a finite number of seconds >= 0", ""};
+}
+
+// Installs the SIGINT/SIGTERM handler for the session and restores the previous ones when the session ends.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    interrupted = 0;
+    signals_received = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
 
 }  // namespace
 
@@ -142,8 +206,38 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     result.error = fail_on.error().message;
     return result;
   }
+  for (auto [value, option] : {std::pair{options.stop_grace_seconds, "--stop-grace"},
+                               std::pair{options.idle_exit_seconds, "--idle-exit"},
+                               std::pair{options.actions.deadline_seconds, "--action-deadline"}}) {
+    if (Status s = check_seconds(value, option); !s.ok()) {
+      result.exit_code = MONITOR_EXIT_INPUT_ERROR;
+      result.error = s.error().message;
+      return result;
+    }
+  }
+  if (options.pid && *options.pid <= 0) {
+    result.exit_code = MONITOR_EXIT_INPUT_ERROR;
+    result.error = "--pid " + std::to_string(*options.pid) + ": expected the positive process id of a running trainer";
+    return result;
+  }
   namespace fs = std::filesystem;
   std::error_code ec;
+  // What the session reads and writes, checked before anything is created or opened.
+  std::string metrics_path = options.metrics_path;
+  if (!options.command.empty() && metrics_path.empty()) metrics_path = (fs::path(options.out_dir) / "metrics.jsonl").string();
+  std::vector<std::string> read_paths = options.sources;
+  if (!metrics_path.empty()) read_paths.push_back(metrics_path);
+  ActionOptions action_options = options.actions;
+  if (action_options.alerts_jsonl.empty()) action_options.alerts_jsonl = (fs::path(options.out_dir) / "alerts.jsonl").string();
+  if (action_options.alerts_txt.empty()) action_options.alerts_txt = (fs::path(options.out_dir) / "alerts.txt").string();
+  const std::string report_path = (fs::path(options.out_dir) / "report.json").string();
+  if (Status s = act::check_monitor_outputs({action_options.alerts_jsonl, action_options.alerts_txt, report_path},
+                                            read_paths, "--out " + options.out_dir);
+      !s.ok()) {
+    result.exit_code = MONITOR_EXIT_INPUT_ERROR;
+    result.error = to_string(s.error());
+    return result;
+  }
   fs::create_directories(options.out_dir, ec);
   if (ec) {
     result.exit_code = MONITOR_EXIT_INPUT_ERROR;
@@ -156,29 +250,38 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   // The trainer, if we launch it.
   std::optional<ChildProcess> child;
   std::optional<ProcessIdentity> external;
-  std::string metrics_path = options.metrics_path;
-  if (!options.command.empty() && metrics_path.empty()) metrics_path = (fs::path(options.out_dir) / "metrics.jsonl").string();
-  if (options.pid > 0) {
-    auto identity = ProcessIdentity::capture(static_cast<pid_t>(options.pid));
+  if (options.pid) {
+    auto identity = ProcessIdentity::capture(static_cast<pid_t>(*options.pid));
     if (!identity.ok()) {
       result.exit_code = MONITOR_EXIT_INPUT_ERROR;
-      result.error = "--pid " + std::to_string(options.pid) + ": " + identity.error().message;
+      result.error = "--pid " + std::to_string(*options.pid) + ": " + identity.error().message;
       return result;
     }
     external = identity.value();
   }
 
-  ActionOptions action_options = options.actions;
-  if (action_options.alerts_jsonl.empty()) action_options.alerts_jsonl = (fs::path(options.out_dir) / "alerts.jsonl").string();
-  if (action_options.alerts_txt.empty()) action_options.alerts_txt = (fs::path(options.out_dir) / "alerts.txt").string();
+  // Sentinel files may go under the output folder and the folders of the runs read (not inside a folder being
+  // read: the output guard refuses that).
+  action_options.inputs = read_paths;
+  if (action_options.write_roots.empty()) {
+    action_options.write_roots.push_back(options.out_dir);
+    for (const auto& path : read_paths) {
+      if (path != "-" && !fs::is_directory(path, ec)) {
+        fs::path parent = fs::path(path).parent_path();
+        action_options.write_roots.push_back(parent.empty() ? "." : parent.string());
+      }
+    }
+  }
   std::optional<StopReport> stop_report;
   std::string stop_error;
   auto grace = std::chrono::milliseconds(static_cast<int64_t>(options.stop_grace_seconds * 1000));
   std::deque<Input> inputs;  // a deque: references to inputs (console_input) stay valid as more are added
   auto passthrough = [&](OutputStream stream, std::string_view bytes) {
     if (options.passthrough) {
-      std::fwrite(bytes.data(), 1, bytes.size(), stream == OutputStream::out ? stdout : stderr);
-      std::fflush(stream == OutputStream::out ? stdout : stderr);
+      // The trainer's own console goes out unfiltered (its progress bars and colours are its own, not log data).
+      std::FILE* raw = stream == OutputStream::out ? raw_stdout() : raw_stderr();
+      std::fwrite(bytes.data(), 1, bytes.size(), raw);
+      std::fflush(raw);
     }
   };
   Input* console_input = nullptr;  // the trainer's output, parsed as console text
@@ -203,6 +306,9 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     if (options.once) return std::string("nothing to stop: a finished log was read (--once)");
     return Error{ErrorCode::invalid_argument, "no trainer to stop (give --cmd or --pid)", ""};
   };
+  // From here on a signal ends the session with a report: installed before the first read, so an interrupted
+  // --once drain still reports what it evaluated.
+  InterruptGuard interrupt_guard;
   ActionDispatcher dispatcher(action_options);
   AlertTally tally;
   auto dispatch_pending = [&] {
@@ -230,9 +336,16 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   if (options.once) {
     // Finished logs: the batch readers (compression, folders of runs) feed the same engine.
     for (const auto& src : sources) {
-      ObservationSink sink(engine, alerts);
+      if (interrupted) break;
+      ObservationSink observations(engine, alerts);
+      InterruptibleSink sink(observations);
       Diagnostics problems;
-      Status read = read_source(src, options.read, sink, problems);
+      Status read = Ok{};
+      try {
+        read = read_source(src, options.read, sink, problems);
+      } catch (const ReadInterrupted&) {
+        // What was read so far is still evaluated and reported below.
+      }
       if (!read.ok()) {
         result.exit_code = MONITOR_EXIT_INPUT_ERROR;
         result.error = to_string(read.error());
@@ -270,10 +383,9 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     SpawnOptions spawn;
     spawn.environment.push_back({"RLDK_METRICS_PATH", metrics_path});
     spawn.environment.push_back({"PYTHONUNBUFFERED", "1"});  // a Python trainer's prints arrive as they happen
-    // A simple command is exec'd by the shell, so the trainer itself receives signals and reports its own exit
-    // status (dash would otherwise die of the SIGTERM meant for the trainer).
-    bool simple = options.command.find_first_of(";&|<>()$`\\\n") == std::string::npos;
-    auto started = ChildProcess::spawn(simple ? "exec " + options.command : options.command, spawn);
+    // What `sh -c COMMAND` runs, in its own process group, which stop actions and interrupts signal as a whole;
+    // exec_form() lets a plain `python train.py` replace the shell so the trainer gets the signals itself.
+    auto started = ChildProcess::spawn(exec_form(options.command), spawn);
     if (!started.ok()) {
       result.exit_code = MONITOR_EXIT_INPUT_ERROR;
       result.error = "cannot start the trainer: " + started.error().message;
@@ -287,13 +399,6 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       console_input = &add_input("trainer output", console);
     }
   }
-
-  interrupted = 0;
-  struct sigaction sa {}, old_int {}, old_term {};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
 
   auto last_data = std::chrono::steady_clock::now();
   bool child_done = false;
@@ -347,15 +452,21 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     }
     ::poll(fds.data(), fds.size(), timeout);
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-
+  // An interrupted --once read did not reach the end of its data: no end-of-data verdicts on part of it.
+  const bool read_cut_short = options.once && interrupted != 0;
   for (auto& in : inputs) {
     if (in.reader) in.reader->finish();
   }
-  engine.finish(alerts);  // the data has ended: detectors that judge whole episodes give their verdict
+  if (!read_cut_short) engine.finish(alerts);  // the data has ended: whole-episode detectors give their verdict
   dispatch_pending();
-  dispatcher.drain();
+  // Webhooks and shell actions get --action-deadline seconds, no more; a signal meanwhile (the one that ends a
+  // --once drain, or a second Ctrl-C of a live session) abandons them at once.
+  const int signals_before_close = signals_received;
+  dispatcher.close([&] { return signals_received != signals_before_close; });
+  const int interrupt_signal = interrupted;
+  // --once has no natural end by signal: interrupted while reading or draining, it exits as the shell reports the
+  // signal. A live session ends by a signal as a matter of course, and its verdict stands.
+  const bool cut_short = options.once && interrupt_signal != 0;
 
   SessionFacts facts;
   facts.fail_on = fail_on.value();
@@ -380,20 +491,36 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   for (const auto& in : inputs) problems.merge(*in.diagnostics);
   facts.input_problems = problems.total();
 
+  if (interrupt_signal) facts.interrupted = signal_name(interrupt_signal);
+  facts.delivery = dispatcher.delivery();
+
   MonitorVerdict verdict = monitor_verdict(engine, dispatcher.records(), tally, facts);
-  result.exit_code = verdict.exit_code;
+  result.exit_code = cut_short ? 128 + interrupt_signal : verdict.exit_code;
   result.observations = engine.observations();
   result.alerts = tally.alerts;
   result.stop_requested = tally.stop_requested();
   result.report = std::move(verdict.report);
-  std::ofstream(fs::path(options.out_dir) / "report.json") << result.report.dump();
+  if (Status written = write_file_atomic(report_path, result.report.dump()); !written.ok()) {
+    std::fprintf(stderr, "rldk monitor: %s\n", to_string(written.error()).c_str());
+  }
 
   if (options.print_summary) {
     std::fprintf(stderr, "\nrldk monitor: %llu observations, %llu alert%s%s; report in %s\n",
                  static_cast<unsigned long long>(result.observations), static_cast<unsigned long long>(result.alerts),
                  result.alerts == 1 ? "" : "s",
                  result.stop_requested ? (stop_report ? ", trainer stopped" : ", a stop was requested") : "",
-                 (fs::path(options.out_dir) / "report.json").string().c_str());
+                 report_path.c_str());
+    if (cut_short) std::fprintf(stderr, "rldk monitor: interrupted by %s; the report holds what was evaluated\n",
+                                signal_name(interrupt_signal).c_str());
+    for (const auto& [kind, d] : facts.delivery) {
+      if (d.undelivered() > 0) {
+        std::fprintf(stderr, "rldk monitor: %llu of %llu %s actions not delivered (failed %llu, dropped %llu, "
+                             "abandoned at the deadline %llu)\n",
+                     static_cast<unsigned long long>(d.undelivered()), static_cast<unsigned long long>(d.queued),
+                     kind.c_str(), static_cast<unsigned long long>(d.failed),
+                     static_cast<unsigned long long>(d.dropped), static_cast<unsigned long long>(d.abandoned));
+      }
+    }
     for (const auto& d : problems.examples()) std::fprintf(stderr, "  input problem: %s\n", to_string(d).c_str());
   }
   return result;
