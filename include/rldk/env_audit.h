@@ -78,6 +78,7 @@ struct CodeScan {
   size_t files_scanned = 0;
   size_t files_skipped = 0;  // too large, unreadable, or past max_files
   bool truncated = false;    // max_files reached
+  std::vector<std::string> skipped;  // "path: why" for the first files not scanned (a skipped file is never silent)
   std::vector<CodeEvidence> evidence;  // in file order, then line order
   std::vector<std::string> imports;    // libraries the code imports (random, numpy, torch, ...), sorted
 };

@@ -94,9 +94,9 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cmp", opts->cmp, "What a good value satisfies: an operator and a number, e.g. \"> 0.87\"")
       ->required();
   cmd->add_option("--window", opts->window, "Average the metric's last N points (default 100)")
-      ->check(CLI::PositiveNumber);
+      ->check(FinitePositive());
   cmd->add_option("--timeout", opts->timeout_s, "Seconds one run of the command may take; longer counts as skipped")
-      ->check(CLI::PositiveNumber);
+      ->check(FinitePositive());
   cmd->add_option("--metrics-path", opts->metrics_path,
                   "Fixed RLDK_METRICS_PATH for the command (default: a fresh temporary file per commit)");
   cmd->add_option("--log", opts->log_path, "Log of every commit tested and git's output (default rldk_bisect.log)");

@@ -206,12 +206,12 @@ void add_check_determinism_command(CLI::App& app, int& exit_code) {
       ->delimiter(',');
   cmd->add_option("--steps", opts->steps, "Only these steps: N, A-B or A:B:STRIDE, comma-separated")->delimiter(',');
   cmd->add_option("--rtol", opts->rtol, "Relative tolerance: |x - ref| <= atol + rtol * |ref| (default: bitwise)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--atol", opts->atol, "Absolute tolerance (default: bitwise)")->check(CLI::NonNegativeNumber);
+      ->check(FiniteNonNegative());
+  cmd->add_option("--atol", opts->atol, "Absolute tolerance (default: bitwise)")->check(FiniteNonNegative());
   cmd->add_flag("--bitwise", opts->bitwise, "Compare float64 bit patterns (the default unless --rtol/--atol)");
   cmd->add_option("--timeout", opts->timeout_seconds, "Seconds each replica may run before it is stopped (an error)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(FinitePositive());
   cmd->add_option("--threads", opts->threads, "OMP/MKL/OpenBLAS thread count given to each replica")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));

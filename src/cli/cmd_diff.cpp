@@ -107,14 +107,14 @@ void add_diff_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(2, 100000));
   cmd->add_option("--spike-z", opts->divergence.spike_z, "Spike threshold on |B-A| in noise units")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(FinitePositive());
   cmd->add_option("--cusum-k", opts->divergence.cusum_k, "CUSUM reference value (half the shift to detect, in noise units)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(FiniteNonNegative());
   cmd->add_option("--cusum-h", opts->divergence.cusum_h,
                   "CUSUM decision interval: higher means fewer false alarms and a longer delay (docs/compare.md)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(FinitePositive());
   cmd->callback([opts, &exit_code] { exit_code = run_diff(*opts); });
 }
 

@@ -109,7 +109,7 @@ void add_env_audit_command(CLI::App& app, int& exit_code) {
                   "Audit the variables in this KEY=VALUE file (e.g. a job's recorded `env`) instead of this "
                   "shell's environment");
   cmd->add_option("--probe-timeout", opts->probe_timeout_s, "Seconds the Python probe may take (default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(FinitePositive());
   cmd->callback([opts, &exit_code] { exit_code = run_env_audit_command(*opts); });
 }
 

@@ -62,9 +62,9 @@ void add_forensics_command(CLI::App& app, int& exit_code) {
   kl->add_option("runs", opts->sources, "Run logs: files, folders of runs, or - for stdin")->required();
   kl->add_flag("--json", opts->json, "Print the rldk.kl-drift/v1 JSON document instead of text");
   kl->add_option("--reference-points", opts->reference_points, "Logged KL values in the early reference (default 100)")
-      ->check(CLI::PositiveNumber);
+      ->check(FinitePositive());
   kl->add_option("--recent-points", opts->recent_points, "Logged KL values in the recent window (default 100)")
-      ->check(CLI::PositiveNumber);
+      ->check(FinitePositive());
   kl->add_flag("--fail-on-drift", opts->fail_on_drift, "Exit 1 when a KL drift or level shift is found");
   kl->callback([opts, &exit_code] { exit_code = run_kl_drift(*opts); });
 }

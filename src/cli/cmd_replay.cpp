@@ -142,11 +142,11 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--compare", opts->compare,
                   "Metrics to compare, comma-separated (default: the important canonical metrics both logged)")
       ->delimiter(',');
-  cmd->add_option("--rtol", opts->rtol, "Relative tolerance")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--atol", opts->atol, "Absolute tolerance")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--rtol", opts->rtol, "Relative tolerance")->capture_default_str()->check(FiniteNonNegative());
+  cmd->add_option("--atol", opts->atol, "Absolute tolerance")->capture_default_str()->check(FiniteNonNegative());
   cmd->add_flag("--bitwise", opts->bitwise, "Require bit-identical values instead of a tolerance");
   cmd->add_option("--timeout", opts->timeout_seconds, "Seconds the replay may run")->capture_default_str()->check(
-      CLI::PositiveNumber);
+      FinitePositive());
   cmd->add_option("--threads", opts->threads, "OMP/MKL/OpenBLAS thread count for the replay")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));

@@ -82,7 +82,7 @@ void add_seed_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", opts->seed, "Seed for PYTHONHASHSEED and RLDK_SEED (default 0)")
       ->check(CLI::Range(int64_t{0}, int64_t{4294967295}));
   cmd->add_option("--threads", opts->threads, "Also pin OMP/MKL/OpenBLAS threads to this count")
-      ->check(CLI::PositiveNumber);
+      ->check(FinitePositive());
   cmd->add_option("--shell", opts->shell, "Syntax of the exports: sh (bash, zsh) or fish")
       ->check(CLI::IsMember({"sh", "fish"}));
   cmd->callback([opts, &exit_code] { exit_code = run_seed(*opts); });

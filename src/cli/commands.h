@@ -10,6 +10,11 @@ inline constexpr int EXIT_OK = 0;
 inline constexpr int EXIT_FINDINGS = 1;
 inline constexpr int EXIT_INPUT_ERROR = 2;
 
+// CLI11's NonNegativeNumber, PositiveNumber and Range let NaN through (every comparison with NaN is false), and
+// infinity too. Every numeric option is checked with one of these instead; CLI11 names the option on failure.
+const CLI::Validator& FiniteNonNegative();
+const CLI::Validator& FinitePositive();
+
 void add_info_command(CLI::App& app, int& exit_code);
 void add_ingest_command(CLI::App& app, int& exit_code);
 void add_metrics_command(CLI::App& app, int& exit_code);

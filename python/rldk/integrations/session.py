@@ -84,7 +84,7 @@ class MonitorSession:
 
     def log(self, step: int, metrics: Mapping[str, object]) -> List[dict]:
         """Records one logged dict (raw trainer names) and evaluates the rules on it; returns the new alerts."""
-        step = int(step)
+        step = _core.as_step(step)  # the same check (and InvalidArgumentError) as Monitor.observe
         items = numeric_items(metrics)
         if not items:
             return []
@@ -92,7 +92,9 @@ class MonitorSession:
         if self._events is not None and not self._events.closed:
             # Written before the rules run, so the file holds the values that made a rule stop the run.
             self._events.log(step, metrics={_core.canonical_name(name): value for name, value in items})
-        alerts = self.monitor.observe(step, dict(items))
+        return self._handle(self.monitor.observe(step, dict(items)))
+
+    def _handle(self, alerts: List[dict]) -> List[dict]:
         for alert in alerts:
             if alert["stop"] and self.stop_alert is None:
                 self.stop_alert = alert
@@ -117,7 +119,9 @@ class MonitorSession:
         return self.report_path
 
     def finish(self) -> Optional[str]:
-        """Flushes actions, closes the event log and writes the report; logging may resume later (it appends)."""
+        """End-of-run rules give their verdict (their alerts reach stop_alert and on_alert like any other), then
+        flushes actions, closes the event log and writes the report; logging may resume later (it appends)."""
+        self._handle(self.monitor.finish())
         self.monitor.close()
         if self._events is not None and not self._events.closed:
             self._events.close()

@@ -89,6 +89,7 @@ Json env_audit_json(const EnvAudit& audit) {
     c["files_scanned"] = static_cast<uint64_t>(audit.code->files_scanned);
     c["files_skipped"] = static_cast<uint64_t>(audit.code->files_skipped);
     c["truncated"] = audit.code->truncated;
+    c["skipped"] = strings(audit.code->skipped);
     c["imports"] = strings(audit.code->imports);
     Json ev = Json::Array{};
     for (const auto& e : audit.code->evidence) {
@@ -125,6 +126,7 @@ std::string env_audit_markdown(const EnvAudit& audit) {
         std::to_string(audit.count(CheckStatus::skip)) + " skipped";
   if (audit.code) {
     md += "; " + std::to_string(audit.code->files_scanned) + " Python files scanned in " + md_code(audit.repo_dir);
+    if (audit.code->files_skipped > 0) md += ", " + std::to_string(audit.code->files_skipped) + " not scanned";
   }
   md += ".\n\n| Check | Status | Finding |\n|---|---|---|\n";
   for (const auto& c : audit.checks) {
@@ -140,6 +142,13 @@ std::string env_audit_markdown(const EnvAudit& audit) {
     md += "\n**" + md_code(c.id) + "** (" + std::string(check_status_name(c.status)) + "): " + md_text(c.summary) + "\n\n";
     for (const auto& e : c.evidence) md += "- " + md_code(e) + "\n";
     if (!c.fix.empty()) md += (c.evidence.empty() ? "" : "\n") + std::string("Fix: ") + md_text(c.fix) + "\n";
+  }
+  if (audit.code && !audit.code->skipped.empty()) {
+    md += "\n### Files not scanned\n\n";
+    for (const auto& s : audit.code->skipped) md += "- " + md_text(s) + "\n";
+    if (audit.code->files_skipped > audit.code->skipped.size()) {
+      md += "- and " + std::to_string(audit.code->files_skipped - audit.code->skipped.size()) + " more\n";
+    }
   }
   return md;
 }

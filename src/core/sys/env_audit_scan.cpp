@@ -396,20 +396,27 @@ Result<CodeScan> scan_repository_code(const std::string& repo_dir, const EnvAudi
     }
   }
   std::sort(files.begin(), files.end());
+  auto skip = [&](const fs::path& file, const std::string& why) {
+    constexpr size_t LISTED = 20;  // enough to act on; the count says how many in all
+    if (scan.skipped.size() < LISTED) scan.skipped.push_back(file.lexically_relative(repo_dir).string() + ": " + why);
+    ++scan.files_skipped;
+  };
   for (const auto& file : files) {
     if (scan.files_scanned >= options.max_files) {
       scan.truncated = true;
-      ++scan.files_skipped;
+      skip(file, "past the limit of " + std::to_string(options.max_files) + " files");
       continue;
     }
     auto size = fs::file_size(file, ec);
     if (ec || size > options.max_file_bytes) {
-      ++scan.files_skipped;
+      skip(file, ec ? "cannot read its size: " + ec.message()
+                    : std::to_string(size) + " bytes, over the " + std::to_string(options.max_file_bytes) +
+                          "-byte limit for one file");
       continue;
     }
     std::ifstream in(file, std::ios::binary);
     if (!in) {
-      ++scan.files_skipped;
+      skip(file, "cannot open it");
       continue;
     }
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
