@@ -38,9 +38,10 @@ class Json {
 
   // indent < 0: one line. Otherwise pretty-printed with that many spaces.
   std::string dump(int indent = 2) const;
+  // Appends the value as it prints at nesting `level`: for writers that stream a large document piece by piece.
+  void dump_to(std::string& out, int indent, int level) const;
 
  private:
-  void dump_to(std::string& out, int indent, int level) const;
   std::variant<std::nullptr_t, bool, double, int64_t, uint64_t, std::string, Object, Array> value_;
 };
 

@@ -14,7 +14,8 @@ namespace rldk {
 inline constexpr const char* INFO_SCHEMA = "rldk.info/v1";
 
 Json diagnostics_json(const Diagnostics& diagnostics);
-Json info_json(const std::vector<RunSummary>& runs);
+// The rldk.info/v1 document, laid out as Json::dump(2) would; `errors` lists the sources that could not be read.
+std::string info_json_text(const std::vector<RunSummary>& runs, const Json& errors);
 std::string info_text(const std::vector<RunSummary>& runs);
 
 }  // namespace rldk

@@ -39,9 +39,7 @@ int run_info(const InfoOptions& opts) {
     for (auto& s : summaries.value()) runs.push_back(std::move(s));
   }
   if (opts.json) {
-    Json report = info_json(runs);
-    report["errors"] = errors;
-    print_text(stdout, report.dump());
+    print_text(stdout, info_json_text(runs, errors));
   } else if (!runs.empty()) {
     print_text(stdout, info_text(runs));
   }

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "model/json_text.h"
 #include "rldk/report.h"
 
 namespace rldk {
@@ -58,54 +59,91 @@ Json diagnostics_json(const Diagnostics& diagnostics) {
   return out;
 }
 
-Json info_json(const std::vector<RunSummary>& runs) {
-  Json root;
-  root["schema"] = INFO_SCHEMA;
-  Json list = Json::Array{};
-  for (const auto& run : runs) {
-    Json r;
-    r["run_id"] = run.run_id;
-    r["source"] = run.source.path;
-    r["format"] = run.source.format;
-    auto detail = run.meta.find("format_detail");
-    r["format_detail"] = detail == run.meta.end() ? run.source.format : detail->second;
-    r["compression"] = run.source.compression.empty() ? Json() : Json(run.source.compression);
-    r["points"] = run.points;
-    r["first_step"] = run.first_step;
-    r["last_step"] = run.last_step;
-    r["segments"] = segments_json(run.segments);
-    Json meta = Json::Object{};
-    for (const auto& [k, v] : run.meta) {
-      if (k != "format_detail") meta[k] = v;
-    }
-    r["meta"] = meta;
-    Json metrics = Json::Object{};
-    for (const auto& [name, m] : run.metrics) {
-      Json j;
-      j["count"] = m.count;
-      j["non_finite"] = m.non_finite;
-      j["min"] = std::isnan(m.min) ? Json() : Json(m.min);
-      j["max"] = std::isnan(m.max) ? Json() : Json(m.max);
-      j["last"] = m.last;
-      j["first_step"] = m.first_step;
-      j["last_step"] = m.last_step;
-      if (m.non_finite > 0) {
-        Json where;
-        where["step"] = m.first_non_finite_step;
-        where["line"] = m.first_non_finite_line;
-        j["first_non_finite"] = where;
-      }
-      Json raw = Json::Array{};
-      for (const auto& n : m.raw_names) raw.push_back(n);
-      j["raw_names"] = raw;
-      metrics[name] = j;
-    }
-    r["metrics"] = metrics;
-    r["diagnostics"] = diagnostics_json(run.diagnostics);
-    list.push_back(r);
+namespace {
+
+Json metric_json(const MetricSummary& m) {
+  Json j;
+  j["count"] = m.count;
+  j["non_finite"] = m.non_finite;
+  j["min"] = std::isnan(m.min) ? Json() : Json(m.min);
+  j["max"] = std::isnan(m.max) ? Json() : Json(m.max);
+  j["last"] = m.last;
+  j["first_step"] = m.first_step;
+  j["last_step"] = m.last_step;
+  if (m.non_finite > 0) {
+    Json where;
+    where["step"] = m.first_non_finite_step;
+    where["line"] = m.first_non_finite_line;
+    j["first_non_finite"] = std::move(where);
   }
-  root["runs"] = list;
-  return root;
+  Json raw = Json::Array{};
+  for (const auto& n : m.raw_names) raw.push_back(n);
+  j["raw_names"] = std::move(raw);
+  return j;
+}
+
+// Writes `"key": value` of an object at nesting `level`, as Json::dump(2) lays it out.
+void member(std::string& out, bool first, const std::string& key, const Json& value, int level) {
+  out += first ? "\n" : ",\n";
+  out.append(static_cast<size_t>(2 * level), ' ');
+  append_json_string(out, key);
+  out += ": ";
+  value.dump_to(out, 2, level);
+}
+
+void run_json(std::string& out, const RunSummary& run) {
+  // Keys in sorted order, as a Json object prints them.
+  Json meta = Json::Object{};
+  for (const auto& [k, v] : run.meta) {
+    if (k != "format_detail") meta[k] = v;
+  }
+  auto detail = run.meta.find("format_detail");
+  out += "{";
+  member(out, true, "compression", run.source.compression.empty() ? Json() : Json(run.source.compression), 3);
+  member(out, false, "diagnostics", diagnostics_json(run.diagnostics), 3);
+  member(out, false, "first_step", run.first_step, 3);
+  member(out, false, "format", run.source.format, 3);
+  member(out, false, "format_detail", detail == run.meta.end() ? run.source.format : detail->second, 3);
+  member(out, false, "last_step", run.last_step, 3);
+  member(out, false, "meta", meta, 3);
+  // Each metric's object is built, written and dropped: a log with a million metric names never holds a
+  // million-node tree next to its summary.
+  if (run.metrics.empty()) {
+    member(out, false, "metrics", Json::Object{}, 3);
+  } else {
+    out += ",\n      \"metrics\": {";
+    bool first = true;
+    for (const auto& [name, m] : run.metrics) {
+      member(out, first, name, metric_json(m), 4);
+      first = false;
+    }
+    out += "\n      }";
+  }
+  member(out, false, "points", run.points, 3);
+  member(out, false, "run_id", run.run_id, 3);
+  member(out, false, "segments", segments_json(run.segments), 3);
+  member(out, false, "source", run.source.path, 3);
+  out += "\n    }";
+}
+
+}  // namespace
+
+std::string info_json_text(const std::vector<RunSummary>& runs, const Json& errors) {
+  std::string out = "{";
+  member(out, true, "errors", errors, 1);
+  if (runs.empty()) {
+    member(out, false, "runs", Json::Array{}, 1);
+  } else {
+    out += ",\n  \"runs\": [";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      out += i == 0 ? "\n    " : ",\n    ";
+      run_json(out, runs[i]);
+    }
+    out += "\n  ]";
+  }
+  member(out, false, "schema", INFO_SCHEMA, 1);
+  out += "\n}\n";
+  return out;
 }
 
 std::string info_text(const std::vector<RunSummary>& runs) {
