@@ -35,7 +35,12 @@ void report_diagnostics(const Diagnostics& diagnostics) {
 }
 
 int run_ingest(const IngestOptions& opts) {
-  std::string format = opts.format.empty() ? (ends_with(opts.output, ".csv") ? "csv" : "jsonl") : opts.format;
+  // The format from the name under any compression suffix: run.csv.gz is a CSV.
+  std::string name = opts.output;
+  for (const char* suffix : {".gz", ".zst", ".zstd"}) {
+    if (ends_with(name, suffix)) name.resize(name.size() - std::string(suffix).size());
+  }
+  std::string format = opts.format.empty() ? (ends_with(name, ".csv") ? "csv" : "jsonl") : opts.format;
   ReadOptions read;
   read.canonicalize = !opts.raw_names;
   read.run_id = opts.run_id;

@@ -9,6 +9,7 @@
 
 #include "io/time_parse.h"
 #include "model/json_text.h"
+#include "model/utf8.h"
 
 namespace rldk {
 
@@ -41,17 +42,23 @@ void LongJsonlSink::on_point(uint32_t run, uint32_t metric, const Point& p) {
 }
 
 namespace {
+// A cell as RFC 4180 quotes it, in valid UTF-8: an invalid byte becomes U+FFFD, as in the JSONL output, so the
+// file opens in every CSV reader (pandas, polars and Excel all refuse invalid UTF-8).
 void append_csv_cell(std::string& out, const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) {
-    out += text;
-    return;
+  bool quote = text.find_first_of(",\"\n\r") != std::string::npos;
+  if (quote) out.push_back('"');
+  for (size_t i = 0; i < text.size();) {
+    size_t len = utf8_sequence_length(text, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    if (text[i] == '"') out.push_back('"');
+    out.append(text, i, len);
+    i += len;
   }
-  out.push_back('"');
-  for (char c : text) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  out.push_back('"');
+  if (quote) out.push_back('"');
 }
 
 void append_csv_number(std::string& out, double v) {

@@ -2,6 +2,7 @@
 // opens the same from a CI artifact, an e-mail attachment or a laptop without network.
 #include "rldk/html_page.h"
 
+#include "rldk/terminal_text.h"
 #include "rldk/version.h"
 
 namespace rldk {
@@ -55,7 +56,8 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:16px}
 std::string html_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  // Control characters and invalid UTF-8 shown as \x1b first: a page is also read with cat and less.
+  for (char c : terminal_safe(text)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
