@@ -9,7 +9,15 @@ cd "$(dirname "$0")/.."
 source .venv/bin/activate
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 
-step() { printf '\n=== %s\n' "$*"; }
+# Each stage says how long it took, so the suite's time budget (CI stops at 90 minutes) is watched stage by stage.
+stage=""
+stage_start=$SECONDS
+step() {
+  [ -z "$stage" ] || printf '=== %s: %d s\n' "$stage" $((SECONDS - stage_start))
+  stage="$*"
+  stage_start=$SECONDS
+  printf '\n=== %s (at %d s)\n' "$*" "$SECONDS"
+}
 
 step "release build"
 cmake --preset release -DPython3_EXECUTABLE="$(command -v python)" >/dev/null
