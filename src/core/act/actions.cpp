@@ -20,6 +20,7 @@
 #include "rldk/output_file.h"
 #include "rldk/placeholders.h"
 #include "rldk/process.h"
+#include "sys/write_all.h"
 
 namespace rldk {
 namespace fs = std::filesystem;
@@ -60,16 +61,9 @@ std::string seconds_text(double s) {
 Status append_no_follow(const fs::path& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) return Error{ErrorCode::io, std::strerror(errno), path.string()};
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      return Error{ErrorCode::io, std::strerror(err), path.string()};
-    }
-    done += static_cast<size_t>(n);
+  if (int err = sys::write_all(fd, text)) {
+    ::close(fd);
+    return Error{ErrorCode::io, std::strerror(err), path.string()};
   }
   if (::close(fd) != 0) return Error{ErrorCode::io, std::strerror(errno), path.string()};
   return Ok{};

@@ -11,6 +11,7 @@
 
 #include "io/time_parse.h"
 #include "model/json_text.h"
+#include "sys/write_all.h"
 
 namespace rldk {
 namespace {
@@ -78,14 +79,8 @@ std::string EventWriter::format_line(const Event& e) {
 Status EventWriter::write_all(const std::string& text) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (fd_ < 0) return Error{ErrorCode::io, "writer is closed", path_};
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error{ErrorCode::io, std::string("write failed: ") + std::strerror(errno), path_};
-    }
-    done += static_cast<size_t>(n);
+  if (int err = sys::write_all(fd_, text)) {
+    return Error{ErrorCode::io, std::string("write failed: ") + std::strerror(err), path_};
   }
   return Ok{};
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "model/utf8.h"
+#include "sys/write_all.h"
 
 namespace rldk {
 namespace {
@@ -50,26 +51,15 @@ struct GuardCookie {
   TerminalFilter filter;
 };
 
-bool write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 ssize_t guard_write(void* cookie, const char* data, size_t size) {
   auto* c = static_cast<GuardCookie*>(cookie);
-  if (!write_all(c->fd, c->filter.feed(std::string_view(data, size)))) return -1;
+  if (sys::write_all(c->fd, c->filter.feed(std::string_view(data, size))) != 0) return -1;
   return static_cast<ssize_t>(size);
 }
 
 int guard_close(void* cookie) {
   auto* c = static_cast<GuardCookie*>(cookie);
-  bool ok = write_all(c->fd, c->filter.finish());
+  bool ok = sys::write_all(c->fd, c->filter.finish()) == 0;
   delete c;
   return ok ? 0 : -1;
 }

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "io/compressing_stream.h"
+#include "sys/write_all.h"
 
 namespace rldk {
 namespace fs = std::filesystem;
@@ -111,17 +112,10 @@ Status write_file_atomic(const fs::path& path, std::string_view text) {
   auto temp = make_temp_beside(path);
   if (!temp.ok()) return temp.error();
   auto [name, fd] = temp.value();
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(name.c_str());
-      return Error{ErrorCode::io, std::string("write failed: ") + std::strerror(err), path.string()};
-    }
-    done += static_cast<size_t>(n);
+  if (int err = sys::write_all(fd, text)) {
+    ::close(fd);
+    ::unlink(name.c_str());
+    return Error{ErrorCode::io, std::string("write failed: ") + std::strerror(err), path.string()};
   }
   bool synced = ::fsync(fd) == 0;
   int err = errno;
