@@ -42,7 +42,9 @@ class LineSamples {
     }
     for (const auto& f : record_.fields) {
       int column = assembler_.column_index(record_.key(f));
-      if (column < 0) continue;
+      if (column < 0) {
+        column = assembler_.add_column({std::string(record_.key(f)), f.kind == io::ValueKind::number});
+      }
       switch (f.kind) {
         case io::ValueKind::number:
         case io::ValueKind::boolean: assembler_.set_number(column, f.number); break;

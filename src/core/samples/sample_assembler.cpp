@@ -123,6 +123,27 @@ Status SampleAssembler::begin_file(const std::string& path, const std::vector<Fi
   return Ok{};
 }
 
+int SampleAssembler::add_column(const FileColumn& column) {
+  Role role = role_of(column);
+  if (role != Role::reward && role != Role::none && std::find(roles_.begin(), roles_.end(), role) != roles_.end()) {
+    role = Role::none;
+  }
+  int slot = -1;
+  if (role == Role::reward) {
+    auto it = std::find(reward_names_.begin(), reward_names_.end(), column.name);
+    if (it != reward_names_.end()) {
+      slot = static_cast<int>(it - reward_names_.begin());
+    } else {
+      diagnostics_.add(Diagnostic{"sample_column", path_, 0,
+                                  "reward column '" + column.name + "' appears after the first record; ignored"});
+    }
+  }
+  roles_.push_back(role);
+  reward_slot_.push_back(slot);
+  index_.emplace(column.name, static_cast<int>(roles_.size() - 1));
+  return static_cast<int>(roles_.size() - 1);
+}
+
 int SampleAssembler::column_index(std::string_view name) const {
   auto it = index_.find(std::string(name));
   return it == index_.end() ? -1 : it->second;

@@ -31,6 +31,9 @@ class SampleAssembler {
                     const std::string& format);
   // Index of a column of the current file by name, or -1 (for formats whose records name their fields).
   int column_index(std::string_view name) const;
+  // A column first seen after begin_file (a JSONL key missing from the first record, e.g. a gold score only on
+  // judged samples); its role is decided as begin_file would. Returns its index.
+  int add_column(const FileColumn& column);
 
   void set_text(int column, std::string_view text);
   void set_number(int column, double value);

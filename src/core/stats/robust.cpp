@@ -13,6 +13,22 @@ double mean(std::span<const double> v) {
   return sum / static_cast<double>(v.size());
 }
 
+double variance(std::span<const double> v, int ddof) {
+  if (ddof < 0 || v.size() <= static_cast<size_t>(ddof)) return std::numeric_limits<double>::quiet_NaN();
+  double m = mean(v), squares = 0;
+  for (double e : v) squares += (e - m) * (e - m);
+  return squares / static_cast<double>(v.size() - static_cast<size_t>(ddof));
+}
+
+double quantile_sorted(std::span<const double> sorted, double q) {
+  if (sorted.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double pos = q * static_cast<double>(sorted.size() - 1);
+  auto lower = static_cast<size_t>(std::floor(pos));
+  if (lower + 1 >= sorted.size()) return sorted.back();
+  double frac = pos - static_cast<double>(lower);
+  return sorted[lower] + frac * (sorted[lower + 1] - sorted[lower]);
+}
+
 double median_in_place(std::span<double> v) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);

@@ -16,12 +16,18 @@ inline constexpr double MEAN_ABS_TO_SIGMA = 1.2533;
 
 // Arithmetic mean of v. NaN for an empty span.
 double mean(std::span<const double> v);
+// Variance of v about its mean with `ddof` delta degrees of freedom (NumPy's var(ddof=...)): 0 for the population,
+// 1 for the unbiased sample variance. NaN when v has no more than ddof values.
+double variance(std::span<const double> v, int ddof);
 // Median of v, reordering it. NaN for an empty span.
 double median_in_place(std::span<double> v);
 // Median of three values, without a buffer (a smoothed level over the last three points).
 inline double median_of_three(double a, double b, double c) {
   return std::max(std::min(a, b), std::min(std::max(a, b), c));
 }
+// The q-quantile (0 <= q <= 1) of ascending `sorted` with linear interpolation between order statistics, as
+// NumPy's default quantile(method='linear'). NaN for an empty span.
+double quantile_sorted(std::span<const double> sorted, double q);
 // Median and 1.4826 x MAD of v (reordered in place; overwritten with absolute deviations). v must not be empty.
 void median_and_sigma(std::span<double> v, double& median, double& sigma);
 // Noise scale of a series from its point-to-point differences (1.4826 x MAD of the differences / sqrt 2), so a

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stats/distributions.h"
+
 namespace rldk::stats {
 
 MannKendall mann_kendall(std::span<const double> x) {
@@ -29,6 +31,37 @@ MannKendall mann_kendall(std::span<const double> x) {
   if (r.s > 0) r.z = (r.s - 1) / std::sqrt(r.variance);
   if (r.s < 0) r.z = (r.s + 1) / std::sqrt(r.variance);
   return r;
+}
+
+LinearFit linear_fit(std::span<const double> x, std::span<const double> y) {
+  LinearFit f;
+  f.n = std::min(x.size(), y.size());
+  if (f.n < 3) return f;
+  double n = static_cast<double>(f.n), mx = 0, my = 0;
+  for (size_t i = 0; i < f.n; ++i) {
+    mx += x[i];
+    my += y[i];
+  }
+  mx /= n;
+  my /= n;
+  double sxx = 0, sxy = 0, syy = 0;
+  for (size_t i = 0; i < f.n; ++i) {
+    sxx += (x[i] - mx) * (x[i] - mx);
+    sxy += (x[i] - mx) * (y[i] - my);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  if (sxx <= 0) return f;
+  f.slope = sxy / sxx;
+  f.intercept = my - f.slope * mx;
+  double residual = std::max(0.0, syy - f.slope * sxy);  // sum of squared residuals
+  double df = n - 2;
+  f.slope_stderr = std::sqrt(residual / df / sxx);
+  if (f.slope_stderr > 0) {
+    f.p_value = student_t_two_sided_p(f.slope / f.slope_stderr, df);
+  } else {
+    f.p_value = f.slope == 0 ? 1.0 : 0.0;  // points exactly on a line: flat (no trend) or certain
+  }
+  return f;
 }
 
 void ThinnedSeries::reset() {

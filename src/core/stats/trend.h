@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -17,6 +18,16 @@ struct MannKendall {
   size_t n = 0;
 };
 MannKendall mann_kendall(std::span<const double> x);
+
+// Least-squares line y = intercept + slope x with the two-sided p-value of slope != 0 from Student's t with n - 2
+// degrees of freedom (SciPy: linregress). For a trend over few, evenly informative points (per-step means), where
+// the size of the slope matters as well as its sign. slope and p are NaN for fewer than 3 points or constant x.
+struct LinearFit {
+  double slope = std::numeric_limits<double>::quiet_NaN(), intercept = std::numeric_limits<double>::quiet_NaN();
+  double slope_stderr = std::numeric_limits<double>::quiet_NaN(), p_value = std::numeric_limits<double>::quiet_NaN();
+  size_t n = 0;
+};
+LinearFit linear_fit(std::span<const double> x, std::span<const double> y);
 
 // A whole run in bounded memory: keeps at most `capacity` points; when full, neighbouring pairs are averaged
 // and each kept point stands for twice as many raw points as before. What remains is an evenly thinned copy of

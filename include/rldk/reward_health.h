@@ -1,0 +1,229 @@
+// `rldk reward health`: is the reward model still a good teacher? Judged from per-sample data (rldk/samples.h):
+// saturation at its bounds, GRPO groups that carry no signal, a preference for length, drift of the reward over
+// training, the proxy rising while a gold/judge score falls, and the highest-reward samples that look like hacking.
+//
+// Every check says what it measured with a p-value or an interval from the data, or says that it is not
+// measurable here and why; never a fake 0 or a pass. Formulas and thresholds: docs/reward.md; thresholds are data
+// (data/reward_health.yaml). JSON: rldk.reward-health/v1 (docs/schemas/rldk.reward-health.v1.schema.json).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rldk/json.h"
+#include "rldk/result.h"
+#include "rldk/samples.h"
+#include "rldk/scan.h"  // Severity
+
+namespace rldk {
+
+inline constexpr const char* REWARD_HEALTH_SCHEMA = "rldk.reward-health/v1";
+
+// Documented thresholds, one field per key of data/reward_health.yaml (which holds the defaults and says why each
+// value). Step windows are shares of the distinct steps seen, in step order.
+struct RewardHealthThresholds {
+  double confidence = 0;                   // level of every confidence interval
+  // saturation
+  double saturation_bound_eps = 0;         // "at a bound": within this share of the range of it
+  double saturation_late_window = 0;       // share of steps at the end that count as late
+  double saturation_warning = 0, saturation_critical = 0;  // late share at one bound
+  double saturation_binary_warning = 0, saturation_binary_critical = 0;  // the same, for a two-valued reward
+  // zero_variance_groups
+  double zero_variance_share = 0;          // observed share of groups with zero reward spread
+  double zero_variance_excess_z = 0;       // binary rewards: excess over p^G + (1 - p)^G, in standard errors
+  // length_bias
+  size_t length_min_samples = 0;
+  double length_spearman_warning = 0, length_spearman_critical = 0;  // within-group Spearman
+  double length_p_value = 0;
+  double length_share_warning = 0;         // share of the reward gain explained by the length shift
+  double length_window = 0;                // early = first, late = last, this share of steps
+  size_t length_bins = 0;                  // quantile bins of pooled lengths
+  size_t length_min_bin_samples = 0;       // per window, else the bin is dropped
+  double length_min_gain_std = 0;          // |dR| below this many pooled reward stds: no share is computed
+  // drift
+  double drift_window = 0;
+  size_t drift_min_window_samples = 0;
+  double drift_p_value = 0;
+  // gold
+  double gold_late_window = 0;             // the trend is fitted over this last share of the steps with gold
+  size_t gold_min_steps = 0;
+  double gold_p_value = 0;
+  // suspicious_samples
+  size_t suspicious_count = 0;
+  double suspicious_length_z = 0;          // length z-score within the sample's group
+  double suspicious_repetition = 0;        // repetition rate (1 - distinct word 3-grams / all word 3-grams)
+};
+
+// Parses thresholds from YAML text laid out as data/reward_health.yaml; every key is required and unknown keys
+// are errors (a misspelt threshold must not silently fall back). `origin` names the text in errors.
+Result<RewardHealthThresholds> reward_health_thresholds_from_yaml(std::string_view text, const std::string& origin);
+// The built-in thresholds (data/reward_health.yaml, compiled in).
+const RewardHealthThresholds& default_reward_health_thresholds();
+
+struct RewardHealthOptions {
+  // The reward's declared range (lo < hi); absent: the observed [min, max] of each column.
+  std::optional<double> range_lo, range_hi;
+  RewardHealthThresholds thresholds = default_reward_health_thresholds();
+};
+
+enum class RewardCheckStatus { ok, finding, not_measurable };
+const char* reward_check_status_name(RewardCheckStatus status);  // "ok", "finding", "not_measurable"
+
+inline constexpr double NO_VALUE = std::numeric_limits<double>::quiet_NaN();
+
+// What every check reports: its status, a severity when it is a finding, one line for a person, and when it is
+// not measurable the plain reason why.
+struct RewardCheck {
+  RewardCheckStatus status = RewardCheckStatus::not_measurable;
+  Severity severity = Severity::info;  // meaningful for findings only
+  std::string message;
+  std::string reason;                  // set when not measurable
+};
+
+struct CorrelationEstimate {
+  double r = NO_VALUE;
+  size_t n = 0;
+  double ci_low = NO_VALUE, ci_high = NO_VALUE, p_value = NO_VALUE;
+};
+
+struct SaturationCheck : RewardCheck {
+  double lo = NO_VALUE, hi = NO_VALUE;   // the range used
+  bool range_declared = false;
+  double eps = NO_VALUE;                 // bound_eps x (hi - lo)
+  size_t samples = 0, late_samples = 0;
+  int64_t late_first_step = 0;
+  double share_low = NO_VALUE, share_high = NO_VALUE;            // all samples within eps of lo / hi
+  double late_share_low = NO_VALUE, late_share_high = NO_VALUE;  // in the late window
+  size_t outside_range = 0;              // samples outside a declared range
+};
+
+struct ZeroVarianceCheck : RewardCheck {
+  size_t groups = 0;                     // (step, group) with >= 2 samples
+  size_t zero_variance_groups = 0;
+  double observed_share = NO_VALUE;
+  bool binary = false;                   // the column takes exactly two values
+  double expected_share = NO_VALUE;      // mean over groups of p^G + (1 - p)^G, p the prompt's pooled pass rate
+  double excess = NO_VALUE;              // observed - expected share
+  double excess_z = NO_VALUE;            // (observed - expected count) / Poisson-binomial sd
+};
+
+struct LengthBiasCheck : RewardCheck {
+  size_t samples = 0;
+  CorrelationEstimate pearson, spearman;                 // reward vs length in words, all samples
+  CorrelationEstimate within_pearson, within_spearman;   // after centring both on their (step, group) mean
+  size_t within_groups = 0;
+  std::string within_reason;             // why the within-group correlations are absent
+  // Length-stratified gain between the early and late windows (Singhal et al. 2023).
+  int64_t early_last_step = 0, late_first_step = 0;
+  size_t early_samples = 0, late_samples = 0;
+  double early_mean = NO_VALUE, late_mean = NO_VALUE;
+  double delta_reward = NO_VALUE;        // dR = late mean - early mean
+  double non_length_gain = NO_VALUE;     // NRG = sum_b w_b^late (mean_b^late - mean_b^early)
+  double nrg_share = NO_VALUE;           // NRG / dR
+  double length_share = NO_VALUE;        // 1 - NRG / dR
+  size_t bins_used = 0;
+  double late_share_in_bins = NO_VALUE;  // share of late samples in the bins kept
+  std::string gain_reason;               // why the gain split is absent
+};
+
+struct DriftCheck : RewardCheck {
+  int64_t early_last_step = 0, late_first_step = 0;
+  size_t early_samples = 0, late_samples = 0;
+  double early_mean = NO_VALUE, late_mean = NO_VALUE, early_std = NO_VALUE;
+  double ks_statistic = NO_VALUE, ks_p_value = NO_VALUE;
+  double wasserstein = NO_VALUE;
+  double wasserstein_early_std = NO_VALUE;  // wasserstein / early std
+};
+
+struct GoldStep {
+  int64_t step = 0;
+  size_t samples = 0;
+  double proxy_mean = NO_VALUE, gold_mean = NO_VALUE;
+};
+
+struct GoldCheck : RewardCheck {
+  size_t samples = 0;                    // samples with both a proxy and a gold value
+  CorrelationEstimate spearman;          // proxy vs gold per sample
+  std::vector<GoldStep> steps;
+  int64_t window_first_step = 0;         // the late window the slopes are fitted over
+  size_t window_steps = 0;
+  double proxy_slope = NO_VALUE, proxy_slope_p = NO_VALUE;  // per step, least squares
+  double gold_slope = NO_VALUE, gold_slope_p = NO_VALUE;
+};
+
+struct SuspiciousSample {
+  std::string source;
+  uint64_t row = 0;
+  int64_t step = 0;
+  double reward = NO_VALUE;
+  uint32_t length_chars = 0, length_words = 0;
+  double length_z = NO_VALUE;            // within its (step, group); NaN when the group has no spread
+  double repetition = 0;
+  std::vector<std::string> reasons;      // "long for its group", "repetitive"
+  bool text_kept = false;                // false: the text fell out of the bounded set of kept examples
+  std::string text;                      // truncated to RewardHealthAccumulator's quote_chars
+  bool text_truncated = false;
+};
+
+struct SuspiciousCheck : RewardCheck {
+  size_t candidates = 0;                 // samples over either cut, before taking the highest rewards
+  std::vector<SuspiciousSample> samples;
+};
+
+struct RewardColumnHealth {
+  std::string name;
+  size_t samples = 0;                    // rows with a finite value in this column
+  double min = NO_VALUE, max = NO_VALUE, mean = NO_VALUE;
+  SaturationCheck saturation;
+  ZeroVarianceCheck zero_variance_groups;
+  LengthBiasCheck length_bias;
+  DriftCheck drift;
+  GoldCheck gold;
+  SuspiciousCheck suspicious_samples;
+};
+
+struct RewardHealthReport {
+  std::string format;                    // from the sample reader
+  size_t rows = 0;
+  size_t steps = 0;                      // distinct steps
+  int64_t first_step = 0, last_step = 0;
+  bool has_gold = false, has_group = false, has_step = false;
+  std::optional<double> range_lo, range_hi;  // as declared
+  double confidence = NO_VALUE;          // level of the confidence intervals
+  std::vector<RewardColumnHealth> columns;
+  std::string verdict;                   // "fail" (a critical finding), "warn" (a warning), else "pass"
+};
+
+// Collects what the checks need from a stream of samples: per sample a handful of numbers (step, 64-bit hashes of
+// the group and the prompt, each reward, lengths in characters and words, the repetition rate, gold), about 50
+// bytes plus 8 per reward column, and per reward column the `kept_examples` highest-reward texts (ties broken
+// toward longer completions, which the length outliers are), cut to `quote_chars` characters.
+class RewardHealthAccumulator : public SampleSink {
+ public:
+  explicit RewardHealthAccumulator(size_t quote_chars = 400, size_t kept_examples = 256);
+  ~RewardHealthAccumulator() override;
+
+  void on_schema(const SampleSchema& schema) override;
+  void on_row(const SampleRow& row) override;
+  size_t rows() const;
+
+  // Runs every check on what was collected. May be called more than once (e.g. with other options).
+  RewardHealthReport finish(const RewardHealthOptions& options) const;
+
+  struct State;  // the collected columns (src/core/reward/sample_table.h)
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// "fail" if any finding is critical, "warn" if any is a warning, else "pass" (info findings are context).
+std::string reward_health_verdict(const RewardHealthReport& report);
+Json reward_health_json(const RewardHealthReport& report);
+std::string reward_health_markdown(const RewardHealthReport& report);
+
+}  // namespace rldk

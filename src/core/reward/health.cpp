@@ -1,0 +1,92 @@
+// RewardHealthAccumulator::finish: runs every check per reward column and forms the verdict.
+#include <algorithm>
+#include <cmath>
+
+#include "reward/sample_table.h"
+#include "stats/robust.h"
+
+namespace rldk {
+
+const char* reward_check_status_name(RewardCheckStatus status) {
+  switch (status) {
+    case RewardCheckStatus::ok: return "ok";
+    case RewardCheckStatus::finding: return "finding";
+    case RewardCheckStatus::not_measurable: return "not_measurable";
+  }
+  return "not_measurable";
+}
+
+namespace {
+
+// Every check of a column, in report order.
+template <class Visit>
+void for_each_check(const RewardColumnHealth& c, Visit visit) {
+  visit(static_cast<const RewardCheck&>(c.saturation));
+  visit(static_cast<const RewardCheck&>(c.zero_variance_groups));
+  visit(static_cast<const RewardCheck&>(c.length_bias));
+  visit(static_cast<const RewardCheck&>(c.drift));
+  visit(static_cast<const RewardCheck&>(c.gold));
+  visit(static_cast<const RewardCheck&>(c.suspicious_samples));
+}
+
+}  // namespace
+
+std::string reward_health_verdict(const RewardHealthReport& report) {
+  bool critical = false, warning = false;
+  for (const auto& column : report.columns) {
+    for_each_check(column, [&](const RewardCheck& check) {
+      if (check.status != RewardCheckStatus::finding) return;
+      critical = critical || check.severity == Severity::critical;
+      warning = warning || check.severity == Severity::warning;
+    });
+  }
+  return critical ? "fail" : warning ? "warn" : "pass";
+}
+
+RewardHealthReport RewardHealthAccumulator::finish(const RewardHealthOptions& options) const {
+  const State& s = *state_;
+  const RewardHealthThresholds& t = options.thresholds;
+  RewardHealthReport r;
+  r.format = s.format;
+  r.rows = s.step.size();
+  r.has_gold = s.has_gold;
+  r.has_group = s.has_group;
+  r.has_step = s.has_step;
+  r.range_lo = options.range_lo;
+  r.range_hi = options.range_hi;
+  r.confidence = t.confidence;
+  reward::StepWindows all_steps = reward::step_windows(s.step);
+  r.steps = all_steps.steps.size();
+  if (!all_steps.steps.empty()) {
+    r.first_step = all_steps.steps.front();
+    r.last_step = all_steps.steps.back();
+  }
+  for (size_t column = 0; column < s.reward_names.size(); ++column) {
+    RewardColumnHealth h;
+    h.name = s.reward_names[column];
+    reward::ColumnData data = reward::column_data(s, column);
+    h.samples = data.value.size();
+    if (!data.value.empty()) {
+      auto [lo, hi] = std::minmax_element(data.value.begin(), data.value.end());
+      h.min = *lo;
+      h.max = *hi;
+      h.mean = stats::mean(data.value);
+    }
+    // Windows over the steps where this column has values (a reward function added mid-run has its own span).
+    std::vector<int64_t> steps;
+    steps.reserve(data.sample.size());
+    for (size_t i : data.sample) steps.push_back(s.step[i]);
+    reward::StepWindows windows = reward::step_windows(steps);
+    h.saturation = reward::check_saturation(data, s, windows, options);
+    h.zero_variance_groups = reward::check_zero_variance(data, s, t);
+    h.length_bias = reward::check_length_bias(data, s, windows, t);
+    h.drift = reward::check_drift(data, s, windows, t);
+    h.gold = reward::check_gold(data, s, t);
+    h.suspicious_samples = reward::check_suspicious(data, s, column, t);
+    r.columns.push_back(std::move(h));
+  }
+  r.verdict = reward_health_verdict(r);
+  return r;
+}
+
+}  // namespace rldk

@@ -1,0 +1,278 @@
+// The reward health report as JSON (rldk.reward-health/v1) and Markdown. Reward column names and quoted texts come
+// from the data and are untrusted: Markdown puts them through md_text / md_code.
+#include <cmath>
+#include <cstdio>
+
+#include "report/markdown_text.h"
+#include "reward/sample_table.h"
+
+namespace rldk {
+namespace {
+
+// Absent measurements are null, not 0 (and not the "NaN" string Json would print).
+Json number(double v) { return std::isnan(v) ? Json(nullptr) : Json(v); }
+
+Json correlation_json(const CorrelationEstimate& c) {
+  Json j;
+  j["r"] = number(c.r);
+  j["n"] = c.n;
+  j["ci_low"] = number(c.ci_low);
+  j["ci_high"] = number(c.ci_high);
+  j["p_value"] = number(c.p_value);
+  return j;
+}
+
+Json check_json(const RewardCheck& c) {
+  Json j;
+  j["status"] = reward_check_status_name(c.status);
+  j["severity"] = c.status == RewardCheckStatus::finding ? Json(severity_name(c.severity)) : Json(nullptr);
+  j["message"] = c.message;
+  j["reason"] = c.status == RewardCheckStatus::not_measurable ? Json(c.reason) : Json(nullptr);
+  return j;
+}
+
+Json saturation_json(const SaturationCheck& c) {
+  Json j = check_json(c);
+  j["lo"] = number(c.lo);
+  j["hi"] = number(c.hi);
+  j["range_declared"] = c.range_declared;
+  j["eps"] = number(c.eps);
+  j["samples"] = c.samples;
+  j["late_samples"] = c.late_samples;
+  j["late_first_step"] = c.late_first_step;
+  j["share_low"] = number(c.share_low);
+  j["share_high"] = number(c.share_high);
+  j["late_share_low"] = number(c.late_share_low);
+  j["late_share_high"] = number(c.late_share_high);
+  j["outside_range"] = c.outside_range;
+  return j;
+}
+
+Json zero_variance_json(const ZeroVarianceCheck& c) {
+  Json j = check_json(c);
+  j["groups"] = c.groups;
+  j["zero_variance_groups"] = c.zero_variance_groups;
+  j["observed_share"] = number(c.observed_share);
+  j["binary"] = c.binary;
+  j["expected_share"] = number(c.expected_share);
+  j["excess"] = number(c.excess);
+  j["excess_z"] = number(c.excess_z);
+  return j;
+}
+
+Json length_bias_json(const LengthBiasCheck& c) {
+  Json j = check_json(c);
+  j["samples"] = c.samples;
+  j["pearson"] = correlation_json(c.pearson);
+  j["spearman"] = correlation_json(c.spearman);
+  j["within_pearson"] = correlation_json(c.within_pearson);
+  j["within_spearman"] = correlation_json(c.within_spearman);
+  j["within_groups"] = c.within_groups;
+  j["within_reason"] = c.within_reason.empty() ? Json(nullptr) : Json(c.within_reason);
+  Json g;
+  g["early_last_step"] = c.early_last_step;
+  g["late_first_step"] = c.late_first_step;
+  g["early_samples"] = c.early_samples;
+  g["late_samples"] = c.late_samples;
+  g["early_mean"] = number(c.early_mean);
+  g["late_mean"] = number(c.late_mean);
+  g["delta_reward"] = number(c.delta_reward);
+  g["non_length_gain"] = number(c.non_length_gain);
+  g["nrg_share"] = number(c.nrg_share);
+  g["length_share"] = number(c.length_share);
+  g["bins_used"] = c.bins_used;
+  g["late_share_in_bins"] = number(c.late_share_in_bins);
+  g["reason"] = c.gain_reason.empty() ? Json(nullptr) : Json(c.gain_reason);
+  j["stratified_gain"] = g;
+  return j;
+}
+
+Json drift_json(const DriftCheck& c) {
+  Json j = check_json(c);
+  j["early_last_step"] = c.early_last_step;
+  j["late_first_step"] = c.late_first_step;
+  j["early_samples"] = c.early_samples;
+  j["late_samples"] = c.late_samples;
+  j["early_mean"] = number(c.early_mean);
+  j["late_mean"] = number(c.late_mean);
+  j["early_std"] = number(c.early_std);
+  j["ks_statistic"] = number(c.ks_statistic);
+  j["ks_p_value"] = number(c.ks_p_value);
+  j["wasserstein"] = number(c.wasserstein);
+  j["wasserstein_early_std"] = number(c.wasserstein_early_std);
+  return j;
+}
+
+Json gold_json(const GoldCheck& c) {
+  Json j = check_json(c);
+  j["samples"] = c.samples;
+  j["spearman"] = correlation_json(c.spearman);
+  Json steps = Json::Array{};
+  for (const auto& s : c.steps) {
+    Json e;
+    e["step"] = s.step;
+    e["samples"] = s.samples;
+    e["proxy_mean"] = number(s.proxy_mean);
+    e["gold_mean"] = number(s.gold_mean);
+    steps.push_back(e);
+  }
+  j["steps"] = steps;
+  j["window_first_step"] = c.window_first_step;
+  j["window_steps"] = c.window_steps;
+  j["proxy_slope"] = number(c.proxy_slope);
+  j["proxy_slope_p"] = number(c.proxy_slope_p);
+  j["gold_slope"] = number(c.gold_slope);
+  j["gold_slope_p"] = number(c.gold_slope_p);
+  return j;
+}
+
+Json suspicious_json(const SuspiciousCheck& c) {
+  Json j = check_json(c);
+  j["candidates"] = c.candidates;
+  Json samples = Json::Array{};
+  for (const auto& s : c.samples) {
+    Json e;
+    e["source"] = s.source;
+    e["row"] = s.row;
+    e["step"] = s.step;
+    e["reward"] = number(s.reward);
+    e["length_chars"] = s.length_chars;
+    e["length_words"] = s.length_words;
+    e["length_z"] = number(s.length_z);
+    e["repetition"] = s.repetition;
+    Json reasons = Json::Array{};
+    for (const auto& r : s.reasons) reasons.push_back(r);
+    e["reasons"] = reasons;
+    e["text"] = s.text_kept ? Json(s.text) : Json(nullptr);
+    e["text_truncated"] = s.text_truncated;
+    samples.push_back(e);
+  }
+  j["samples"] = samples;
+  return j;
+}
+
+std::string fixed(double v, int digits = 3) { return reward::format_number(v, digits); }
+
+std::string status_cell(const RewardCheck& c) {
+  if (c.status != RewardCheckStatus::finding) return reward_check_status_name(c.status);
+  return std::string("**finding (") + severity_name(c.severity) + ")**";
+}
+
+void check_row(std::string& md, const char* name, const RewardCheck& c) {
+  md += std::string("| ") + name + " | " + status_cell(c) + " | " +
+        md_text(c.status == RewardCheckStatus::not_measurable ? "not measurable: " + c.reason : c.message) + " |\n";
+}
+
+std::string correlation_cell(const CorrelationEstimate& c) {
+  if (std::isnan(c.r)) return "n/a";
+  return fixed(c.r) + " [" + fixed(c.ci_low) + ", " + fixed(c.ci_high) + "], p = " + fixed(c.p_value, 2) +
+         ", n = " + std::to_string(c.n);
+}
+
+}  // namespace
+
+Json reward_health_json(const RewardHealthReport& r) {
+  Json doc;
+  doc["schema"] = REWARD_HEALTH_SCHEMA;
+  doc["verdict"] = reward_health_verdict(r);
+  doc["format"] = r.format;
+  doc["rows"] = r.rows;
+  doc["steps"] = r.steps;
+  doc["first_step"] = r.first_step;
+  doc["last_step"] = r.last_step;
+  doc["has_gold"] = r.has_gold;
+  doc["has_group"] = r.has_group;
+  doc["has_step"] = r.has_step;
+  doc["confidence"] = number(r.confidence);
+  if (r.range_lo && r.range_hi) {
+    Json range;
+    range["lo"] = *r.range_lo;
+    range["hi"] = *r.range_hi;
+    doc["declared_range"] = range;
+  } else {
+    doc["declared_range"] = nullptr;
+  }
+  Json columns = Json::Array{};
+  Json findings = Json::Array{};
+  for (const auto& c : r.columns) {
+    Json col;
+    col["name"] = c.name;
+    col["samples"] = c.samples;
+    col["min"] = number(c.min);
+    col["max"] = number(c.max);
+    col["mean"] = number(c.mean);
+    Json checks;
+    checks["saturation"] = saturation_json(c.saturation);
+    checks["zero_variance_groups"] = zero_variance_json(c.zero_variance_groups);
+    checks["length_bias"] = length_bias_json(c.length_bias);
+    checks["drift"] = drift_json(c.drift);
+    checks["gold"] = gold_json(c.gold);
+    checks["suspicious_samples"] = suspicious_json(c.suspicious_samples);
+    col["checks"] = checks;
+    columns.push_back(col);
+    // Every finding once more in one flat list, the way a gate or a dashboard reads them.
+    const std::pair<const char*, const RewardCheck*> all[] = {
+        {"saturation", &c.saturation}, {"zero_variance_groups", &c.zero_variance_groups},
+        {"length_bias", &c.length_bias}, {"drift", &c.drift}, {"gold", &c.gold},
+        {"suspicious_samples", &c.suspicious_samples}};
+    for (const auto& [name, check] : all) {
+      if (check->status != RewardCheckStatus::finding) continue;
+      Json f;
+      f["check"] = name;
+      f["reward"] = c.name;
+      f["severity"] = severity_name(check->severity);
+      f["message"] = check->message;
+      findings.push_back(std::move(f));
+    }
+  }
+  doc["columns"] = columns;
+  doc["findings"] = std::move(findings);
+  return doc;
+}
+
+std::string reward_health_markdown(const RewardHealthReport& r) {
+  std::string verdict = reward_health_verdict(r);
+  std::string md = "# rldk reward health\n\nVerdict: **" + verdict + "**. " + std::to_string(r.rows) +
+                   " samples over " + std::to_string(r.steps) + " step(s) (" + std::to_string(r.first_step) + " to " +
+                   std::to_string(r.last_step) + "), " + std::to_string(r.columns.size()) + " reward column(s)";
+  if (!r.format.empty()) md += ", read as " + md_text(r.format);
+  md += ".\n";
+  if (r.range_lo && r.range_hi) md += "\nDeclared reward range: [" + fixed(*r.range_lo) + ", " + fixed(*r.range_hi) + "].\n";
+  for (const auto& c : r.columns) {
+    md += "\n## Reward " + md_code(c.name) + "\n\n";
+    md += std::to_string(c.samples) + " samples; min " + fixed(c.min) + ", mean " + fixed(c.mean) + ", max " +
+          fixed(c.max) + ".\n\n";
+    md += "| check | status | result |\n|---|---|---|\n";
+    check_row(md, "saturation", c.saturation);
+    check_row(md, "zero_variance_groups", c.zero_variance_groups);
+    check_row(md, "length_bias", c.length_bias);
+    check_row(md, "drift", c.drift);
+    check_row(md, "gold", c.gold);
+    check_row(md, "suspicious_samples", c.suspicious_samples);
+    const LengthBiasCheck& l = c.length_bias;
+    if (l.status != RewardCheckStatus::not_measurable) {
+      md += "\nReward vs length (words): r [" + fixed(100 * r.confidence) + "% CI], two-sided p, pairs:\n\n";
+      md += "| correlation | overall | within group |\n|---|---|---|\n";
+      md += "| Pearson | " + correlation_cell(l.pearson) + " | " + correlation_cell(l.within_pearson) + " |\n";
+      md += "| Spearman | " + correlation_cell(l.spearman) + " | " + correlation_cell(l.within_spearman) + " |\n";
+    }
+    if (!c.suspicious_samples.samples.empty()) {
+      md += "\n### Highest-reward suspicious samples\n";
+      for (const auto& s : c.suspicious_samples.samples) {
+        std::string why;
+        for (const auto& reason : s.reasons) why += (why.empty() ? "" : ", ") + reason;
+        md += "\n- " + md_code(s.source) + " row " + std::to_string(s.row) + ", step " + std::to_string(s.step) +
+              ": reward " + fixed(s.reward) + ", " + std::to_string(s.length_words) + " words (z " +
+              fixed(s.length_z) + "), repetition " + fixed(s.repetition) + " (" + md_text(why) + ")\n";
+        if (s.text_kept) {
+          md += "\n  > " + md_code(s.text) + (s.text_truncated ? " (truncated)" : "") + "\n";
+        } else {
+          md += "\n  > (text not kept: outside the bounded set of highest-reward examples)\n";
+        }
+      }
+    }
+  }
+  return md;
+}
+
+}  // namespace rldk

@@ -1,0 +1,170 @@
+// RewardHealthAccumulator's intake: per-sample numbers, kept example texts, and the shared views of them.
+#include "reward/sample_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+#include "reward/text_features.h"
+
+namespace rldk {
+namespace {
+
+constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
+
+// a ranks above b: higher reward, then longer. As the heap's comparison this puts the lowest-ranked example, the
+// one to drop first, on top.
+bool ranks_above(const KeptExample& a, const KeptExample& b) {
+  return a.reward != b.reward ? a.reward > b.reward : a.words > b.words;
+}
+
+}  // namespace
+
+RewardHealthAccumulator::RewardHealthAccumulator(size_t quote_chars, size_t kept_examples)
+    : state_(std::make_unique<State>()) {
+  state_->quote_chars = quote_chars;
+  state_->kept_limit = kept_examples;
+}
+
+RewardHealthAccumulator::~RewardHealthAccumulator() = default;
+
+size_t RewardHealthAccumulator::rows() const { return state_->step.size(); }
+
+void RewardHealthAccumulator::on_schema(const SampleSchema& schema) {
+  State& s = *state_;
+  if (s.format.empty()) s.format = schema.format;
+  s.has_gold = s.has_gold || schema.has_gold;
+  s.has_group = s.has_group || schema.has_group;
+  s.has_step = s.has_step || schema.has_step;
+  // Columns are matched by name, so a file that lists them in another order (or adds one) still lines up; a new
+  // column reads NaN for the samples before it.
+  s.schema_column.clear();
+  for (const auto& name : schema.rewards) {
+    auto it = std::find(s.reward_names.begin(), s.reward_names.end(), name);
+    if (it == s.reward_names.end()) {
+      s.reward_names.push_back(name);
+      s.rewards.emplace_back(s.step.size(), NaN);
+      s.kept.emplace_back();
+      it = s.reward_names.end() - 1;
+    }
+    s.schema_column.push_back(static_cast<size_t>(it - s.reward_names.begin()));
+  }
+}
+
+void RewardHealthAccumulator::on_row(const SampleRow& row) {
+  State& s = *state_;
+  size_t sample = s.step.size();
+  std::hash<std::string_view> hash;
+  reward::TextFeatures f = reward::text_features(row.completion, s.hash_scratch);
+  s.step.push_back(row.step);
+  uint64_t group = hash(row.group);
+  s.group_hash.push_back(group);
+  // Pass rates are pooled per prompt; a file without prompt text falls back to its group key.
+  s.prompt_hash.push_back(row.prompt.empty() ? group : hash(row.prompt));
+  s.chars.push_back(f.chars);
+  s.words.push_back(f.words);
+  s.repetition.push_back(static_cast<float>(f.repetition));
+  s.gold.push_back(std::isfinite(row.gold) ? row.gold : NaN);
+  if (s.sources.empty() || s.sources.back() != row.source) s.sources.emplace_back(row.source);
+  s.source.push_back(static_cast<uint32_t>(s.sources.size() - 1));
+  s.row.push_back(row.row);
+  for (auto& column : s.rewards) column.push_back(NaN);
+  for (size_t i = 0; i < s.schema_column.size() && row.rewards != nullptr; ++i) {
+    double v = row.rewards[i];
+    if (!std::isfinite(v)) continue;
+    size_t c = s.schema_column[i];
+    s.rewards[c][sample] = v;
+    auto& heap = s.kept[c];
+    if (s.kept_limit == 0) continue;
+    KeptExample candidate{v, f.words, sample, {}, false};
+    bool full = heap.size() >= s.kept_limit;
+    if (full && !ranks_above(candidate, heap.front())) continue;  // not above the lowest kept
+    candidate.text = reward::truncate_chars(row.completion, s.quote_chars, candidate.truncated);
+    if (full) {
+      std::pop_heap(heap.begin(), heap.end(), ranks_above);
+      heap.back() = std::move(candidate);
+    } else {
+      heap.push_back(std::move(candidate));
+    }
+    std::push_heap(heap.begin(), heap.end(), ranks_above);
+  }
+}
+
+namespace reward {
+
+ColumnData column_data(const RewardHealthAccumulator::State& state, size_t column) {
+  ColumnData d;
+  const auto& values = state.rewards[column];
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (std::isnan(values[i])) continue;
+    d.sample.push_back(i);
+    d.value.push_back(values[i]);
+  }
+  return d;
+}
+
+StepWindows step_windows(std::span<const int64_t> steps) {
+  StepWindows w;
+  w.steps.assign(steps.begin(), steps.end());
+  std::sort(w.steps.begin(), w.steps.end());
+  w.steps.erase(std::unique(w.steps.begin(), w.steps.end()), w.steps.end());
+  return w;
+}
+
+namespace {
+size_t window_size(size_t steps, double share) {
+  auto k = static_cast<size_t>(std::llround(share * static_cast<double>(steps)));
+  return std::clamp<size_t>(k, 1, std::max<size_t>(steps, 1));
+}
+}  // namespace
+
+int64_t StepWindows::early_last(double share) const {
+  return steps.empty() ? 0 : steps[window_size(steps.size(), share) - 1];
+}
+
+int64_t StepWindows::late_first(double share) const {
+  return steps.empty() ? 0 : steps[steps.size() - window_size(steps.size(), share)];
+}
+
+std::vector<std::vector<size_t>> groups_of(const RewardHealthAccumulator::State& state, const ColumnData& column,
+                                           size_t min_size) {
+  std::vector<size_t> order(column.sample.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  auto key = [&](size_t pos) {
+    size_t i = column.sample[pos];
+    return std::pair(state.step[i], state.group_hash[i]);
+  };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j < order.size() && key(order[j]) == key(order[i])) ++j;
+    if (j - i >= min_size) groups.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(i),
+                                               order.begin() + static_cast<std::ptrdiff_t>(j));
+    i = j;
+  }
+  return groups;
+}
+
+CorrelationEstimate estimate_of(const stats::Correlation& c) {
+  CorrelationEstimate e;
+  e.r = c.r;
+  e.n = c.n;
+  e.p_value = c.p_value;
+  e.ci_low = c.ci_low;
+  e.ci_high = c.ci_high;
+  return e;
+}
+
+std::string format_number(double v, int digits) {
+  if (std::isnan(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+}  // namespace reward
+}  // namespace rldk

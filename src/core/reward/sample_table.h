@@ -1,0 +1,89 @@
+// What RewardHealthAccumulator keeps of a sample stream, column by column, and the views the checks share: one
+// reward column's finite values, step windows, and (step, group) groups. Internal to src/core/reward.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "rldk/reward_health.h"
+#include "stats/correlation.h"
+
+namespace rldk {
+
+// A kept example text: the highest rewards of one column survive in a bounded min-heap.
+struct KeptExample {
+  double reward = 0;
+  uint32_t words = 0;
+  size_t sample = 0;
+  std::string text;  // cut to quote_chars
+  bool truncated = false;
+};
+
+struct RewardHealthAccumulator::State {
+  size_t quote_chars = 0, kept_limit = 0;
+  std::string format;
+  bool has_gold = false, has_group = false, has_step = false;
+  std::vector<std::string> reward_names;
+  std::vector<size_t> schema_column;  // the current file's reward index -> column in reward_names
+
+  // One entry per sample.
+  std::vector<int64_t> step;
+  std::vector<uint64_t> group_hash, prompt_hash;
+  std::vector<uint32_t> chars, words;
+  std::vector<float> repetition;      // float: a share in [0, 1] needs no more
+  std::vector<double> gold;           // NaN when absent
+  std::vector<uint32_t> source;       // index into sources
+  std::vector<uint64_t> row;
+  std::vector<std::vector<double>> rewards;  // [column][sample], NaN when absent
+
+  std::vector<std::string> sources;
+  std::vector<std::vector<KeptExample>> kept;  // [column], heap with the lowest (reward, words) on top
+  std::vector<uint64_t> hash_scratch;
+};
+
+namespace reward {
+
+// One reward column's samples with a finite value, in arrival order.
+struct ColumnData {
+  std::vector<size_t> sample;  // index into the State vectors
+  std::vector<double> value;
+};
+ColumnData column_data(const RewardHealthAccumulator::State& state, size_t column);
+
+// The distinct steps in order, and step windows as shares of them: early = the first max(1, round(share x S))
+// steps, late = the last as many.
+struct StepWindows {
+  std::vector<int64_t> steps;
+  int64_t early_last(double share) const;
+  int64_t late_first(double share) const;
+};
+StepWindows step_windows(std::span<const int64_t> steps);
+
+// Groups of samples with the same (step, group hash): positions into a ColumnData, one vector per group of at
+// least `min_size`.
+std::vector<std::vector<size_t>> groups_of(const RewardHealthAccumulator::State& state, const ColumnData& column,
+                                           size_t min_size);
+
+// Checks, one file each (their formulas are in docs/reward.md).
+SaturationCheck check_saturation(const ColumnData& column, const RewardHealthAccumulator::State& state,
+                                 const StepWindows& windows, const RewardHealthOptions& options);
+ZeroVarianceCheck check_zero_variance(const ColumnData& column, const RewardHealthAccumulator::State& state,
+                                      const RewardHealthThresholds& thresholds);
+LengthBiasCheck check_length_bias(const ColumnData& column, const RewardHealthAccumulator::State& state,
+                                  const StepWindows& windows, const RewardHealthThresholds& thresholds);
+DriftCheck check_drift(const ColumnData& column, const RewardHealthAccumulator::State& state,
+                       const StepWindows& windows, const RewardHealthThresholds& thresholds);
+GoldCheck check_gold(const ColumnData& column, const RewardHealthAccumulator::State& state,
+                     const RewardHealthThresholds& thresholds);
+SuspiciousCheck check_suspicious(const ColumnData& column, const RewardHealthAccumulator::State& state, size_t column_index,
+                                 const RewardHealthThresholds& thresholds);
+
+// Helpers the checks share.
+CorrelationEstimate estimate_of(const stats::Correlation& c);
+std::string format_number(double v, int digits = 3);  // "%.*g"; "n/a" for NaN
+
+}  // namespace reward
+}  // namespace rldk
