@@ -26,6 +26,8 @@
 #include "rldk/rules.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/reader.h"
+#include "rldk/reward_health.h"
+#include "rldk/samples.h"
 #include "rldk/version.h"
 
 namespace nb = nanobind;
@@ -447,6 +449,38 @@ NB_MODULE(_core, m) {
     for (auto& run : runs) replace_invalid_names(run);
     return runs;
   }, "path"_a, "run_id"_a = "", "canonical"_a = true, "format"_a = "auto");
+
+  // rldk.reward.health(): the same accumulator and checks as `rldk reward health`, returned as its JSON text
+  // (parsed into a dict on the Python side, so both surfaces have the same fields).
+  m.def("reward_health_json", [](const std::vector<std::string>& sources, const std::vector<std::string>& rewards,
+                                 const std::string& prompt, const std::string& completion, const std::string& step,
+                                 const std::string& group, const std::string& gold, std::optional<double> range_lo,
+                                 std::optional<double> range_hi) {
+    rldk::RewardHealthOptions options;
+    if (range_lo.has_value() != range_hi.has_value() || (range_lo && !(*range_lo < *range_hi))) {
+      invalid_argument("reward_range must be two numbers (lo, hi) with lo < hi");
+    }
+    options.range_lo = range_lo;
+    options.range_hi = range_hi;
+    rldk::SampleReadOptions read;
+    read.columns = {step, prompt, completion, group, "", gold, rewards};
+    rldk::RewardHealthAccumulator samples;
+    rldk::Diagnostics diagnostics;
+    std::string text;
+    {
+      nb::gil_scoped_release release;  // reading and the checks are pure C++
+      for (const auto& source : sources) {
+        rldk::Status status = rldk::read_samples(source, read, samples, diagnostics);
+        if (!status.ok()) {
+          nb::gil_scoped_acquire again;
+          raise(status.error());
+        }
+      }
+      text = rldk::reward_health_json(samples.finish(options)).dump(-1);
+    }
+    return text;
+  }, "sources"_a, "rewards"_a, "prompt"_a, "completion"_a, "step"_a, "group"_a, "gold"_a, "range_lo"_a = nb::none(),
+     "range_hi"_a = nb::none());
 
   m.def("canonical_name", [](const std::string& raw) {
     return rldk::MetricDictionary::builtin().canonical_name(raw);

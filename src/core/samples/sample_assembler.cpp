@@ -15,6 +15,7 @@ bool named(std::string_view name, std::initializer_list<std::string_view> names)
 
 // Numbers in sample files that describe a sample but do not score it.
 bool bookkeeping(std::string_view name) {
+  if (name.substr(0, 2) == "__") return true;  // pandas' saved index (__index_level_0__) and other private columns
   return named(name, {"index", "idx", "id", "sample_id", "sample_idx", "row", "epoch", "seed", "length",
                       "response_length", "completion_length", "prompt_length", "num_tokens", "tokens",
                       "completion_tokens", "prompt_tokens", "time", "timestamp", "duration"});
