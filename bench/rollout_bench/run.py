@@ -276,6 +276,15 @@ def main(argv=None):
                     result = {"kind": kind, "error": error, "fired": []}
                     print("%s %s seed %d: ERROR %s" % (kind, fmt, seed, error), file=sys.stderr)
                 else:
+                    if len(rollouts.reward_columns) == 2:
+                        # Two reward models on one file: `rldk reward drift` compares them; "disagree" counts as
+                        # the finding "reward drift".
+                        a_col, b_col = rollouts.reward_columns
+                        drift, derror, _ = run_health([rldk, "reward", "drift", "--json", rollouts.path, rollouts.path,
+                                                       "--a-col", a_col, "--b-col", b_col])
+                        if not derror and drift.get("verdict") == "disagree":
+                            report.setdefault("findings", []).append(
+                                {"check": "reward drift", "reward": b_col, "severity": "warning"})
                     result = score(kind, report)
                     print("%s %s seed %d: %s, fired %s (%.2f s)" % (kind, fmt, seed, report.get("verdict"),
                                                                     result["fired"] or "nothing", seconds),

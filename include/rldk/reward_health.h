@@ -1,6 +1,7 @@
 // `rldk reward health`: is the reward model still a good teacher? Judged from per-sample data (rldk/samples.h):
 // saturation at its bounds, GRPO groups that carry no signal, a preference for length, drift of the reward over
-// training, the proxy rising while a gold/judge score falls, and the highest-reward samples that look like hacking.
+// training, the proxy rising while a gold/judge score falls, surface features of the text the reward pays for
+// (shortcuts), and the highest-reward samples that look like hacking.
 //
 // Every check says what it measured with a p-value or an interval from the data, or says that it is not
 // measurable here and why; never a fake 0 or a pass. Formulas and thresholds: docs/reward.md; thresholds are data
@@ -23,6 +24,13 @@
 namespace rldk {
 
 inline constexpr const char* REWARD_HEALTH_SCHEMA = "rldk.reward-health/v1";
+
+// A phrase feature of the shortcut probes: per sample, how often any of `phrases` occurs in the completion (ASCII
+// case-insensitive, whole words). One entry per key of the `features:` section of data/reward_health.yaml.
+struct ShortcutPhraseFeature {
+  std::string name;
+  std::vector<std::string> phrases;
+};
 
 // Documented thresholds, one field per key of data/reward_health.yaml (which holds the defaults and says why each
 // value). Step windows are shares of the distinct steps seen, in step order.
@@ -57,6 +65,12 @@ struct RewardHealthThresholds {
   size_t suspicious_count = 0;
   double suspicious_length_z = 0;          // length z-score within the sample's group
   double suspicious_repetition = 0;        // repetition rate (1 - distinct word 3-grams / all word 3-grams)
+  // shortcut_features
+  size_t shortcut_min_samples = 0;
+  double shortcut_r2_warning = 0, shortcut_r2_critical = 0;  // within-group r^2 of one feature
+  double shortcut_p_value = 0;
+  size_t shortcut_quotes = 0;              // highest-reward samples quoted per flagged feature
+  std::vector<ShortcutPhraseFeature> shortcut_phrases;  // the `features:` section, in file order
 };
 
 // Parses thresholds from YAML text laid out as data/reward_health.yaml; every key is required and unknown keys
@@ -175,6 +189,47 @@ struct SuspiciousCheck : RewardCheck {
   std::vector<SuspiciousSample> samples;
 };
 
+// One highest-reward sample that has a flagged feature.
+struct ShortcutExample {
+  std::string source;
+  uint64_t row = 0;
+  int64_t step = 0;
+  double reward = NO_VALUE;
+  double value = NO_VALUE;               // the feature's value for this sample
+  bool text_kept = false;                // as SuspiciousSample
+  std::string text;
+  bool text_truncated = false;
+};
+
+// One surface feature regressed on its own against the within-group-centred reward, and its share of the joint fit.
+struct ShortcutFeature {
+  std::string name;
+  std::string kind;                      // "builtin" or "phrase"
+  bool judged = true;                    // false for log_length: length_bias judges length
+  double mean = NO_VALUE;                // over the samples in groups of >= 2
+  double present_share = NO_VALUE;       // share of those samples where the feature is not 0
+  double r = NO_VALUE;                   // within-group correlation = standardized coefficient of the 1-feature fit
+  double r2 = NO_VALUE;                  // within-group R^2 of this feature alone (r^2)
+  double p_value = NO_VALUE;             // two-sided t test of r, n - groups - 1 df
+  // The same with length held fixed (partial correlation given log length, within group): what the feature buys
+  // beyond being long. Longer texts have more list items and more repeated 3-grams, so a reward that pays for
+  // length alone must not make them shortcut candidates. The verdict is taken on these.
+  double partial_r = NO_VALUE, partial_r2 = NO_VALUE, partial_p_value = NO_VALUE;
+  double joint_coefficient = NO_VALUE;   // standardized coefficient in the joint fit of all features
+  bool flagged = false;
+  std::string reason;                    // why r is absent (no within-group variation, or collinear in the fit)
+  std::vector<ShortcutExample> examples; // flagged features only
+};
+
+struct ShortcutFeaturesCheck : RewardCheck {
+  size_t samples = 0;                    // samples in groups of >= 2
+  size_t groups = 0;
+  size_t df = 0;                         // n - groups - 1
+  double joint_r2 = NO_VALUE;            // within-group R^2 of the joint least-squares fit
+  size_t joint_features = 0;             // features in that fit (ones without variation or collinear are left out)
+  std::vector<ShortcutFeature> features;
+};
+
 struct RewardColumnHealth {
   std::string name;
   size_t samples = 0;                    // rows with a finite value in this column
@@ -185,6 +240,7 @@ struct RewardColumnHealth {
   DriftCheck drift;
   GoldCheck gold;
   SuspiciousCheck suspicious_samples;
+  ShortcutFeaturesCheck shortcut_features;
 };
 
 struct RewardHealthReport {
@@ -201,11 +257,15 @@ struct RewardHealthReport {
 
 // Collects what the checks need from a stream of samples: per sample a handful of numbers (step, 64-bit hashes of
 // the group and the prompt, each reward, lengths in characters and words, the repetition rate, gold), about 50
-// bytes plus 8 per reward column, and per reward column the `kept_examples` highest-reward texts (ties broken
-// toward longer completions, which the length outliers are), cut to `quote_chars` characters.
+// bytes plus 8 per reward column plus 4 per surface feature, and per reward column the `kept_examples`
+// highest-reward texts (ties broken toward longer completions, which the length outliers are), cut to
+// `quote_chars` characters. The phrase features are computed as samples arrive, so they are fixed here, not by
+// the thresholds later given to finish().
 class RewardHealthAccumulator : public SampleSink {
  public:
-  explicit RewardHealthAccumulator(size_t quote_chars = 400, size_t kept_examples = 256);
+  explicit RewardHealthAccumulator(
+      size_t quote_chars = 400, size_t kept_examples = 256,
+      const std::vector<ShortcutPhraseFeature>& phrase_features = default_reward_health_thresholds().shortcut_phrases);
   ~RewardHealthAccumulator() override;
 
   void on_schema(const SampleSchema& schema) override;
@@ -225,5 +285,7 @@ class RewardHealthAccumulator : public SampleSink {
 std::string reward_health_verdict(const RewardHealthReport& report);
 Json reward_health_json(const RewardHealthReport& report);
 std::string reward_health_markdown(const RewardHealthReport& report);
+// The reward card: a self-contained HTML page (HtmlPage) with the same content and the proxy-vs-gold chart.
+std::string reward_health_html(const RewardHealthReport& report);
 
 }  // namespace rldk

@@ -29,6 +29,9 @@ struct SampleColumns {
 
 struct SampleReadOptions {
   SampleColumns columns;
+  // Score files that rate prompts alone (prompt, score) have no completion column; comparing two reward models
+  // on them is still meaningful. Rows then carry an empty completion.
+  bool completion_required = true;
 };
 
 struct SampleRow {

@@ -6,8 +6,10 @@
     report.findings                                           # [{check, reward, severity, message}, ...]
     report.columns[0]["checks"]["length_bias"]["within_spearman"]
 
-The report has exactly the fields of the rldk.reward-health/v1 JSON (docs/reward.md), as a dict whose top-level
-keys are also attributes.
+    rldk.reward.drift("scores_a.jsonl", "scores_b.jsonl").verdict  # "agree" | "drifted" | "disagree"
+
+Reports have exactly the fields of the rldk.reward-health/v1 and rldk.reward-drift/v1 JSON (docs/reward.md), as
+dicts whose top-level keys are also attributes.
 """
 from __future__ import annotations
 
@@ -64,3 +66,15 @@ def length_bias(samples, **columns) -> dict:
     """The length part of :func:`health` per reward column: {column: length_bias check}."""
     report = health(samples, **columns)
     return {c["name"]: c["checks"]["length_bias"] for c in report.columns}
+
+
+def drift(a, b, *, a_col: str = "", b_col: str = "", prompt_col: str = "", response_col: str = "",
+          slices: Optional[dict] = None, seed: int = 0, bootstrap: int = 2000) -> RewardHealth:
+    """Compares two reward models' scores on the same samples (files or folders; the same file with two columns
+    via a_col/b_col), as ``rldk reward drift``: paired correlations overall and within prompt, same-prompt ranking
+    agreement, scale/offset, the paired mean difference with a bootstrap interval, slices {name: regex}."""
+    pairs = [(as_text(k, "slices"), as_text(v, "slices")) for k, v in (slices or {}).items()]
+    text = _core.reward_drift_json(as_path(a, "a"), as_path(b, "b"), as_text(a_col, "a_col"),
+                                   as_text(b_col, "b_col"), as_text(prompt_col, "prompt_col"),
+                                   as_text(response_col, "response_col"), pairs, int(seed), int(bootstrap))
+    return RewardHealth(json.loads(text))

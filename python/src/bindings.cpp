@@ -26,6 +26,7 @@
 #include "rldk/rules.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/reader.h"
+#include "rldk/reward_drift.h"
 #include "rldk/reward_health.h"
 #include "rldk/samples.h"
 #include "rldk/version.h"
@@ -481,6 +482,31 @@ NB_MODULE(_core, m) {
     return text;
   }, "sources"_a, "rewards"_a, "prompt"_a, "completion"_a, "step"_a, "group"_a, "gold"_a, "range_lo"_a = nb::none(),
      "range_hi"_a = nb::none());
+
+  m.def("reward_drift_json", [](const std::string& a, const std::string& b, const std::string& a_col,
+                                const std::string& b_col, const std::string& prompt, const std::string& completion,
+                                const std::vector<std::pair<std::string, std::string>>& slices, uint64_t seed,
+                                size_t bootstrap) {
+    rldk::RewardDriftOptions options;
+    for (auto* read : {&options.read_a, &options.read_b}) {
+      read->completion_required = false;
+      read->columns.prompt = prompt;
+      read->columns.completion = completion;
+    }
+    if (!a_col.empty()) options.read_a.columns.rewards = {a_col};
+    if (!b_col.empty()) options.read_b.columns.rewards = {b_col};
+    options.slices = slices;
+    options.seed = seed;
+    options.bootstrap = bootstrap;
+    rldk::Diagnostics diagnostics;
+    rldk::Result<rldk::RewardDriftReport> report = rldk::Error{rldk::ErrorCode::io, "", ""};
+    {
+      nb::gil_scoped_release release;
+      report = rldk::compare_reward_models({a}, {b}, options, diagnostics);
+    }
+    return rldk::reward_drift_json(unwrap(std::move(report))).dump(-1);
+  }, "a"_a, "b"_a, "a_col"_a = "", "b_col"_a = "", "prompt"_a = "", "completion"_a = "",
+     "slices"_a = std::vector<std::pair<std::string, std::string>>{}, "seed"_a = 0, "bootstrap"_a = 2000);
 
   m.def("canonical_name", [](const std::string& raw) {
     return rldk::MetricDictionary::builtin().canonical_name(raw);

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "report_output.h"
+#include "rldk/reward_drift.h"
 #include "rldk/reward_health.h"
 #include "rldk/samples.h"
 
@@ -55,7 +56,7 @@ int run_reward_health(const RewardCliOptions& opts, const char* me, bool length_
       kept.mean = column.mean;
       kept.length_bias = std::move(column.length_bias);
       kept.saturation.reason = kept.zero_variance_groups.reason = kept.drift.reason = kept.gold.reason =
-          kept.suspicious_samples.reason = "not run by `rldk reward length-bias`";
+          kept.suspicious_samples.reason = kept.shortcut_features.reason = "not run by `rldk reward length-bias`";
       column = std::move(kept);
     }
     report.verdict = reward_health_verdict(report);
@@ -64,7 +65,9 @@ int run_reward_health(const RewardCliOptions& opts, const char* me, bool length_
   std::string markdown = reward_health_markdown(report);
   if (!opts.out.empty() &&
       !write_report_folder(me, opts.out, opts.sources,
-                           {{"reward_health.json", json.dump()}, {"reward_health.md", markdown}})) {
+                           {{"reward_health.json", json.dump()},
+                            {"reward_health.md", markdown},
+                            {"reward_health.html", reward_health_html(report)}})) {
     return EXIT_INPUT_ERROR;
   }
   print_text(stdout, opts.json ? json.dump() : markdown);
@@ -89,8 +92,78 @@ void add_health_options(CLI::App* cmd, const std::shared_ptr<RewardCliOptions>& 
       ->expected(2)
       ->check(CLI::Number);
   cmd->add_flag("--json", o->json, "Print the rldk.reward-health/v1 JSON document instead of Markdown");
-  cmd->add_option("--out", o->out, "Also write DIR/reward_health.json and reward_health.md");
+  cmd->add_option("--out", o->out, "Also write DIR/reward_health.json, reward_health.md and the reward card reward_health.html");
   cmd->add_flag("--gate", o->gate, "Exit 1 when a check finds a warning or a critical problem");
+}
+
+struct DriftCliOptions {
+  std::string a, b;
+  std::string a_col, b_col, prompt_col, response_col;
+  std::vector<std::string> slices;  // NAME=REGEX
+  uint64_t seed = 0;
+  size_t bootstrap = 2000;
+  bool json = false;
+  bool gate = false;
+  std::string out;
+};
+
+int run_reward_drift(const DriftCliOptions& opts) {
+  const char* me = "rldk reward drift";
+  RewardDriftOptions options;
+  for (auto* read : {&options.read_a, &options.read_b}) {
+    read->completion_required = false;  // score files may rate prompts alone
+    read->columns.prompt = opts.prompt_col;
+    read->columns.completion = opts.response_col;
+  }
+  if (!opts.a_col.empty()) options.read_a.columns.rewards = {opts.a_col};
+  if (!opts.b_col.empty()) options.read_b.columns.rewards = {opts.b_col};
+  for (const auto& slice : opts.slices) {
+    size_t eq = slice.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "%s: --slice takes NAME=REGEX, got '%s'\n", me, slice.c_str());
+      return EXIT_INPUT_ERROR;
+    }
+    options.slices.emplace_back(slice.substr(0, eq), slice.substr(eq + 1));
+  }
+  options.seed = opts.seed;
+  options.bootstrap = opts.bootstrap;
+  Diagnostics diagnostics;
+  auto report = compare_reward_models({opts.a}, {opts.b}, options, diagnostics);
+  for (const auto& d : diagnostics.examples()) std::fprintf(stderr, "%s: warning: %s\n", me, to_string(d).c_str());
+  if (!report.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, to_string(report.error()).c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  Json json = reward_drift_json(report.value());
+  std::string markdown = reward_drift_markdown(report.value());
+  if (!opts.out.empty() && !write_report_folder(me, opts.out, {opts.a, opts.b},
+                                                {{"reward_drift.json", json.dump()}, {"reward_drift.md", markdown}})) {
+    return EXIT_INPUT_ERROR;
+  }
+  print_text(stdout, opts.json ? json.dump() : markdown);
+  return opts.gate && report->verdict != "agree" ? EXIT_FINDINGS : EXIT_OK;
+}
+
+void add_drift_command(CLI::App* reward, int& exit_code) {
+  auto o = std::make_shared<DriftCliOptions>();
+  CLI::App* cmd = reward->add_subcommand(
+      "drift", "Compare two reward models on the same samples: paired correlations overall and within prompt, "
+               "same-prompt ranking agreement, scale/offset, the paired mean difference with a bootstrap interval, "
+               "slices, and the samples they disagree on most. Samples are matched by prompt and completion.");
+  cmd->add_option("a", o->a, "Scores of reward model A: a sample file or folder (JSONL, Parquet)")->required();
+  cmd->add_option("b", o->b, "Scores of reward model B on the same samples (may be the same file with --b-col)")
+      ->required();
+  cmd->add_option("--a-col", o->a_col, "Score column of A (default: its first reward column)");
+  cmd->add_option("--b-col", o->b_col, "Score column of B (default: its first reward column)");
+  cmd->add_option("--prompt-col", o->prompt_col, "Prompt column of both (default: prompt, input, query, question)");
+  cmd->add_option("--response-col", o->response_col, "Completion column of both (default: completion, output, ...)");
+  cmd->add_option("--slice", o->slices, "NAME=REGEX: also report the mean difference on prompts matching REGEX; repeatable");
+  cmd->add_option("--seed", o->seed, "Seed of the bootstrap")->capture_default_str();
+  cmd->add_option("--bootstrap", o->bootstrap, "Bootstrap resamples")->capture_default_str()->check(CLI::Range(100, 1000000));
+  cmd->add_flag("--json", o->json, "Print the rldk.reward-drift/v1 JSON document instead of Markdown");
+  cmd->add_option("--out", o->out, "Also write DIR/reward_drift.json and reward_drift.md");
+  cmd->add_flag("--gate", o->gate, "Exit 1 unless the verdict is agree");
+  cmd->callback([o, &exit_code] { exit_code = run_reward_drift(*o); });
 }
 
 }  // namespace
@@ -98,7 +171,8 @@ void add_health_options(CLI::App* cmd, const std::shared_ptr<RewardCliOptions>& 
 void add_reward_command(CLI::App& app, int& exit_code) {
   CLI::App* reward = app.add_subcommand(
       "reward", "Judge the reward model from the samples the policy generated: saturation, zero-variance GRPO "
-                "groups, length bias, drift over training, proxy vs gold, samples that look like hacking.");
+                "groups, length bias, drift over training, proxy vs gold, samples that look like hacking; and "
+                "compare two reward models on the same samples.");
   reward->require_subcommand(1);
   auto health_opts = std::make_shared<RewardCliOptions>();
   CLI::App* health = reward->add_subcommand(
@@ -113,6 +187,7 @@ void add_reward_command(CLI::App& app, int& exit_code) {
   add_health_options(length, length_opts);
   length->callback(
       [length_opts, &exit_code] { exit_code = run_reward_health(*length_opts, "rldk reward length-bias", true); });
+  add_drift_command(reward, exit_code);
 }
 
 }  // namespace rldk::cli

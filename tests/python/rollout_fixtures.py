@@ -27,16 +27,15 @@ KINDS = ("clean", "clean_binary", "length_bias", "keyword_shortcut", "saturation
 CLEAN_KINDS = ("clean", "clean_binary")  # no pathology: any warning on these is a false alarm
 FORMATS = ("trl_parquet", "verl_jsonl", "jsonl", "csv")
 
-# The check of `rldk reward health` each pathology should trip (names of the findings in its JSON). The keyword
-# shortcut has no check of its own among today's names (saturation, zero_variance_groups, length_bias, drift, gold);
-# the issue asks for shortcut-feature probes, and "shortcut" is the name they are expected to report under.
+# The check of `rldk reward health` each pathology should trip (names of the findings in its JSON). A swapped reward
+# model is a question for `rldk reward drift` (two models on the same samples), reported as "reward drift".
 EXPECTED_CHECKS = {
     "length_bias": ("length_bias",),
-    "keyword_shortcut": ("shortcut",),
+    "keyword_shortcut": ("shortcut_features",),
     "saturation": ("saturation",),
     "zero_variance": ("zero_variance_groups",),
     "proxy_up_gold_down": ("gold",),
-    "rm_swap": ("drift",),
+    "rm_swap": ("reward drift",),
 }
 
 KEYWORD = "certainly"  # the shortcut word of keyword_shortcut

@@ -117,7 +117,9 @@ def test_gate_out_folder_and_length_bias_command(tmp_path):
     proc = subprocess.run([rldk_binary(), "reward", "health", bad.path, "--gate", "--out", out],
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
-    assert {p.name for p in out.iterdir()} == {"reward_health.json", "reward_health.md"}
+    assert {p.name for p in out.iterdir()} == {"reward_health.json", "reward_health.md", "reward_health.html"}
+    card = (out / "reward_health.html").read_text()
+    assert "Reward card" in card and "length_bias" in card and "<script" not in card
     assert proc.returncode == 1 and "length_bias" in proc.stdout
     assert subprocess.run([rldk_binary(), "reward", "health", clean.path, "--gate"], capture_output=True).returncode == 0
     proc = subprocess.run([rldk_binary(), "reward", "length-bias", bad.path, "--json"], capture_output=True, text=True)
@@ -149,3 +151,49 @@ def test_hostile_text_and_column_names_stay_data(tmp_path):
     html = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table").render(proc.stdout.decode())
     assert "<script" not in html and "<b>" not in html
     assert health(path)["columns"][0]["name"] == "r`|<b>"
+
+
+DRIFT_SCHEMA = json.loads((ROOT / "docs" / "schemas" / "rldk.reward-drift.v1.schema.json").read_text())
+
+
+def drift(*args):
+    proc = subprocess.run([rldk_binary(), "reward", "drift", "--json"] + [str(a) for a in args],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, DRIFT_SCHEMA)
+    return doc
+
+
+def test_drift_matches_the_older_tools_score_file_oracle(tmp_path):
+    # rldk-reference §5.7: 20 prompts, b = a + 0.15 -> Pearson 1, Spearman 1, drift magnitude 0.15, MAE of z ~ 0.
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, 20)
+    prompts = ["prompt %d: math or safety" % i for i in range(20)]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"prompt": p, "score": s}) + "\n" for p, s in zip(prompts, a)))
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"prompt": p, "score": s + 0.15}) + "\n"
+                                              for p, s in zip(prompts, a)))
+    doc = drift(tmp_path / "a.jsonl", tmp_path / "b.jsonl", "--slice", "math=math")
+    assert doc["paired"] == 20
+    assert doc["pearson"]["r"] == pytest.approx(1.0) and doc["spearman"]["r"] == pytest.approx(1.0)
+    assert doc["older_tool_fields"]["drift_magnitude"] == pytest.approx(0.15)
+    assert doc["older_tool_fields"]["mae_z"] == pytest.approx(0.0, abs=1e-9)
+    # Paired, unlike the older tool's independent-samples interval [-0.046, 0.346]: the shift is exact.
+    assert doc["difference"]["ci_low"] == pytest.approx(0.15) and doc["difference"]["ci_high"] == pytest.approx(0.15)
+    assert doc["verdict"] == "drifted"
+    assert doc["slices"][0]["n"] == 20
+
+
+def test_drift_finds_a_swapped_reward_model_and_agrees_with_itself(tmp_path):
+    swap = write_rollouts(str(tmp_path / "swap"), "rm_swap", fmt="trl_parquet", seed=0)
+    doc = drift(swap.path, swap.path, "--a-col", swap.reward_columns[0], "--b-col", swap.reward_columns[1])
+    assert doc["verdict"] == "disagree"
+    df = read_rollouts(swap.path, "trl_parquet")
+    a, b = df["reward"], df["rm_v2"]
+    ca = a - a.groupby(df["prompt"]).transform("mean")
+    cb = b - b.groupby(df["prompt"]).transform("mean")
+    assert doc["within_pearson"]["r"] == pytest.approx(stats.pearsonr(ca, cb)[0], abs=1e-9)
+    assert doc["spearman"]["r"] == pytest.approx(stats.spearmanr(a, b)[0], abs=1e-9)
+    same = drift(swap.path, swap.path)
+    assert same["verdict"] == "agree" and same["same_prompt_pairs"]["ranking_agreement"] == 1.0
+    assert rldk.reward.drift(swap.path, swap.path)["verdict"] == "agree"

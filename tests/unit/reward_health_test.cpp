@@ -130,12 +130,47 @@ TEST(RewardText, LengthsAndRepetition) {
   EXPECT_FALSE(truncated);
 }
 
+TEST(RewardText, MarkupAndPhraseFeatures) {
+  std::vector<uint64_t> scratch;
+  std::string text =
+      "Certainly! I can\xe2\x80\x99t say. Of course.\n"
+      "# Title\n  ## Sub\n#hashtag\n#include <x>\n"
+      "- a\n* b\n+ c\n1. d\n  12) e\n2024 was\n-5 degrees\n**bold**\n"
+      "```py\nx = 1\n```\n```\nunclosed\n"
+      "sorrys uncertainly I think, perhaps. caf\xc3\xa9";
+  reward::TextFeatures f = reward::text_features(text, scratch);
+  EXPECT_EQ(f.headers, 2u);      // "#hashtag" and "#include" are not headers
+  EXPECT_EQ(f.list_items, 5u);   // "2024 was", "-5" and "**bold**" are not items
+  EXPECT_EQ(f.code_blocks, 2u);  // one closed block and one left open
+  EXPECT_EQ(f.non_ascii, 2u);    // the typographic apostrophe and the accented e
+  std::vector<ShortcutPhraseFeature> phrases = {{"affirmation", {"certainly", "Of Course"}},
+                                                {"refusal", {"i can't"}},
+                                                {"apology", {"sorry"}},
+                                                {"hedging", {"i think", "perhaps"}}};
+  reward::PhraseMatcher matcher(phrases);
+  std::vector<float> out(reward::BUILTIN_FEATURES.size() + phrases.size(), -1.0f);
+  reward::shortcut_features(text, f, matcher, out.data());
+  EXPECT_FLOAT_EQ(out[0], static_cast<float>(std::log1p(f.words)));
+  EXPECT_FLOAT_EQ(out[2], 5.0f);
+  EXPECT_FLOAT_EQ(out[5], static_cast<float>(2.0 / f.chars));
+  const float* p = out.data() + reward::BUILTIN_FEATURES.size();
+  EXPECT_FLOAT_EQ(p[0], 2.0f);  // "Certainly", "Of course"; not "uncertainly"
+  EXPECT_FLOAT_EQ(p[1], 1.0f);  // "can\u2019t" reads as "can't"
+  EXPECT_FLOAT_EQ(p[2], 0.0f);  // "sorrys" is another word
+  EXPECT_FLOAT_EQ(p[3], 2.0f);
+}
+
 TEST(RewardThresholds, BuiltInFileLoadsAndStrictParsingRejectsTypos) {
   const RewardHealthThresholds& t = default_reward_health_thresholds();
   EXPECT_DOUBLE_EQ(t.saturation_warning, 0.5);
   EXPECT_DOUBLE_EQ(t.saturation_critical, 0.8);
   EXPECT_EQ(t.length_min_samples, 20u);
   EXPECT_EQ(t.suspicious_count, 5u);
+  EXPECT_DOUBLE_EQ(t.shortcut_r2_warning, 0.10);
+  EXPECT_DOUBLE_EQ(t.shortcut_p_value, 0.001);
+  ASSERT_EQ(t.shortcut_phrases.size(), 4u);
+  EXPECT_EQ(t.shortcut_phrases[3].name, "affirmation");
+  EXPECT_EQ(t.shortcut_phrases[3].phrases[0], "certainly");
   auto missing = reward_health_thresholds_from_yaml("confidence: 0.95\n", "test.yaml");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("saturation.bound_eps"), std::string::npos);
@@ -153,6 +188,10 @@ struct Rollout {
   };
   std::vector<Sample> samples;
   bool with_gold = false;
+
+  void add_text(int64_t step, int prompt, std::string text, double reward) {
+    samples.push_back({step, "prompt " + std::to_string(prompt), std::move(text), reward});
+  }
 
   void add(int64_t step, int prompt, size_t words, double reward, bool repeat = false) {
     std::string text;
@@ -347,6 +386,91 @@ TEST(RewardHealth, SuspiciousSamplesAreQuotedAndReportsEscapeData) {
   std::string json = reward_health_json(report).dump(-1);
   EXPECT_NE(json.find("\"schema\":\"rldk.reward-health/v1\""), std::string::npos);
   EXPECT_NE(json.find("\"status\":\"not_measurable\""), std::string::npos);  // gold
+}
+
+// Completions with markup and phrases sprinkled independently of everything else; `certainly_bonus` is what the
+// reward pays for starting with "Certainly!".
+Rollout decorated_rollout(double certainly_bonus, uint32_t seed) {
+  Rollout r;
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.5, 0.1);
+  std::bernoulli_distribution half(0.5), some(0.3);
+  for (int step = 0; step < STEPS; ++step) {
+    for (int p = 0; p < PROMPTS; ++p) {
+      for (int g = 0; g < GROUP; ++g) {
+        bool certainly = half(rng);
+        std::string text = certainly ? "Certainly! " : "";
+        if (some(rng)) text += "I think ";
+        if (some(rng)) text += "Sorry, ";
+        if (some(rng)) text += "# Answer\n";
+        for (int w = 0; w < 30 + 5 * ((g * 3 + step + p) % GROUP); ++w) text += "w" + std::to_string(w) + " ";
+        if (some(rng)) text += "\n- one\n- two\n";
+        if (some(rng)) text += "\n```\ncode\n```\n";
+        r.add_text(step, p, text, noise(rng) + (certainly ? certainly_bonus : 0.0));
+      }
+    }
+  }
+  return r;
+}
+
+TEST(RewardHealth, ShortcutFeaturesCleanSetHasNoFinding) {
+  RewardHealthReport report = decorated_rollout(0.0, 21).run();
+  const ShortcutFeaturesCheck& s = report.columns[0].shortcut_features;
+  ASSERT_EQ(s.status, RewardCheckStatus::ok) << s.message << s.reason;
+  EXPECT_EQ(s.groups, static_cast<size_t>(STEPS * PROMPTS));
+  EXPECT_EQ(s.df, static_cast<size_t>(STEPS * PROMPTS * GROUP - STEPS * PROMPTS - 1));
+  EXPECT_LT(s.joint_r2, 0.05);
+  for (const auto& f : s.features) {
+    EXPECT_FALSE(f.flagged) << f.name;
+    if (f.name == "apology" || f.name == "headers" || f.name == "affirmation") EXPECT_FALSE(std::isnan(f.r)) << f.name;
+  }
+  EXPECT_EQ(report.verdict, "pass");
+}
+
+TEST(RewardHealth, ShortcutFeaturePaidForIsFoundAndQuoted) {
+  RewardHealthReport report = decorated_rollout(0.3, 22).run();
+  const ShortcutFeaturesCheck& s = report.columns[0].shortcut_features;
+  ASSERT_EQ(s.status, RewardCheckStatus::finding) << s.message << s.reason;
+  // Effect variance 0.3^2 / 4 against noise 0.1^2: r^2 about 0.69, far above r2_critical.
+  EXPECT_EQ(s.severity, Severity::critical);
+  EXPECT_NE(s.message.find("affirmation"), std::string::npos);
+  std::vector<std::string> flagged;
+  const ShortcutFeature* affirmation = nullptr;
+  for (const auto& f : s.features) {
+    if (f.flagged) flagged.push_back(f.name);
+    if (f.name == "affirmation") affirmation = &f;
+  }
+  EXPECT_EQ(flagged, std::vector<std::string>{"affirmation"});
+  ASSERT_NE(affirmation, nullptr);
+  EXPECT_GT(affirmation->r, 0.7);
+  EXPECT_LT(affirmation->p_value, 1e-12);
+  EXPECT_NEAR(affirmation->joint_coefficient, affirmation->r, 0.05);  // the other features are independent of it
+  EXPECT_GE(s.joint_r2, affirmation->r2 - 1e-12);
+  ASSERT_EQ(affirmation->examples.size(), 2u);
+  EXPECT_TRUE(affirmation->examples[0].text_kept);
+  EXPECT_EQ(affirmation->examples[0].text.substr(0, 11), "Certainly! ");
+  EXPECT_GE(affirmation->examples[0].reward, affirmation->examples[1].reward);
+  EXPECT_EQ(report.verdict, "fail");
+  std::string json = reward_health_json(report).dump(-1);
+  EXPECT_NE(json.find("\"check\":\"shortcut_features\""), std::string::npos);
+  EXPECT_NE(reward_health_markdown(report).find("shortcut candidate"), std::string::npos);
+}
+
+TEST(RewardHealth, ShortcutFeaturesNeedGroupsAndTextVariation) {
+  Rollout few;
+  for (int i = 0; i < 10; ++i) few.add(0, i, 10, 1.0);
+  const ShortcutFeaturesCheck& a = few.run().columns[0].shortcut_features;
+  EXPECT_EQ(a.status, RewardCheckStatus::not_measurable);
+  EXPECT_NE(a.reason.find("need 20"), std::string::npos) << a.reason;
+  Rollout singletons;
+  for (int i = 0; i < 40; ++i) singletons.add(0, i, 10 + static_cast<size_t>(i), 0.1 * i);
+  const ShortcutFeaturesCheck& b = singletons.run().columns[0].shortcut_features;
+  EXPECT_EQ(b.status, RewardCheckStatus::not_measurable);
+  EXPECT_NE(b.reason.find("two or more samples"), std::string::npos) << b.reason;
+  // Plain words only: length varies, nothing else does, and length is length_bias's to judge.
+  const ShortcutFeaturesCheck& c = clean_rollout().run().columns[0].shortcut_features;
+  EXPECT_EQ(c.status, RewardCheckStatus::not_measurable);
+  EXPECT_NE(c.reason.find("other than length"), std::string::npos) << c.reason;
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ void for_each_check(const RewardColumnHealth& c, Visit visit) {
   visit(static_cast<const RewardCheck&>(c.drift));
   visit(static_cast<const RewardCheck&>(c.gold));
   visit(static_cast<const RewardCheck&>(c.suspicious_samples));
+  visit(static_cast<const RewardCheck&>(c.shortcut_features));
 }
 
 }  // namespace
@@ -83,6 +84,7 @@ RewardHealthReport RewardHealthAccumulator::finish(const RewardHealthOptions& op
     h.drift = reward::check_drift(data, s, windows, t);
     h.gold = reward::check_gold(data, s, t);
     h.suspicious_samples = reward::check_suspicious(data, s, column, t);
+    h.shortcut_features = reward::check_shortcut_features(data, s, column, t);
     r.columns.push_back(std::move(h));
   }
   r.verdict = reward_health_verdict(r);

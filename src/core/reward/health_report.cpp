@@ -151,6 +151,49 @@ Json suspicious_json(const SuspiciousCheck& c) {
   return j;
 }
 
+Json shortcut_json(const ShortcutFeaturesCheck& c) {
+  Json j = check_json(c);
+  j["samples"] = c.samples;
+  j["groups"] = c.groups;
+  j["df"] = c.df;
+  j["joint_r2"] = number(c.joint_r2);
+  j["joint_features"] = c.joint_features;
+  Json features = Json::Array{};
+  for (const auto& f : c.features) {
+    Json e;
+    e["name"] = f.name;
+    e["kind"] = f.kind;
+    e["judged"] = f.judged;
+    e["mean"] = number(f.mean);
+    e["present_share"] = number(f.present_share);
+    e["r"] = number(f.r);
+    e["r2"] = number(f.r2);
+    e["p_value"] = number(f.p_value);
+    e["partial_r"] = number(f.partial_r);
+    e["partial_r2"] = number(f.partial_r2);
+    e["partial_p_value"] = number(f.partial_p_value);
+    e["joint_coefficient"] = number(f.joint_coefficient);
+    e["flagged"] = f.flagged;
+    e["reason"] = f.reason.empty() ? Json(nullptr) : Json(f.reason);
+    Json examples = Json::Array{};
+    for (const auto& x : f.examples) {
+      Json q;
+      q["source"] = x.source;
+      q["row"] = x.row;
+      q["step"] = x.step;
+      q["reward"] = number(x.reward);
+      q["value"] = number(x.value);
+      q["text"] = x.text_kept ? Json(x.text) : Json(nullptr);
+      q["text_truncated"] = x.text_truncated;
+      examples.push_back(q);
+    }
+    e["examples"] = examples;
+    features.push_back(e);
+  }
+  j["features"] = features;
+  return j;
+}
+
 std::string fixed(double v, int digits = 3) { return reward::format_number(v, digits); }
 
 std::string status_cell(const RewardCheck& c) {
@@ -208,13 +251,14 @@ Json reward_health_json(const RewardHealthReport& r) {
     checks["drift"] = drift_json(c.drift);
     checks["gold"] = gold_json(c.gold);
     checks["suspicious_samples"] = suspicious_json(c.suspicious_samples);
+    checks["shortcut_features"] = shortcut_json(c.shortcut_features);
     col["checks"] = checks;
     columns.push_back(col);
     // Every finding once more in one flat list, the way a gate or a dashboard reads them.
     const std::pair<const char*, const RewardCheck*> all[] = {
         {"saturation", &c.saturation}, {"zero_variance_groups", &c.zero_variance_groups},
         {"length_bias", &c.length_bias}, {"drift", &c.drift}, {"gold", &c.gold},
-        {"suspicious_samples", &c.suspicious_samples}};
+        {"suspicious_samples", &c.suspicious_samples}, {"shortcut_features", &c.shortcut_features}};
     for (const auto& [name, check] : all) {
       if (check->status != RewardCheckStatus::finding) continue;
       Json f;
@@ -249,12 +293,38 @@ std::string reward_health_markdown(const RewardHealthReport& r) {
     check_row(md, "drift", c.drift);
     check_row(md, "gold", c.gold);
     check_row(md, "suspicious_samples", c.suspicious_samples);
+    check_row(md, "shortcut_features", c.shortcut_features);
     const LengthBiasCheck& l = c.length_bias;
     if (l.status != RewardCheckStatus::not_measurable) {
       md += "\nReward vs length (words): r [" + fixed(100 * r.confidence) + "% CI], two-sided p, pairs:\n\n";
       md += "| correlation | overall | within group |\n|---|---|---|\n";
       md += "| Pearson | " + correlation_cell(l.pearson) + " | " + correlation_cell(l.within_pearson) + " |\n";
       md += "| Spearman | " + correlation_cell(l.spearman) + " | " + correlation_cell(l.within_spearman) + " |\n";
+    }
+    const ShortcutFeaturesCheck& sc = c.shortcut_features;
+    if (sc.status != RewardCheckStatus::not_measurable) {
+      md += "\nSurface features vs reward within group (" + std::to_string(sc.samples) + " samples in " +
+            std::to_string(sc.groups) + " groups; t test with " + std::to_string(sc.df) +
+            " df; joint R^2 " + fixed(sc.joint_r2) + " over " + std::to_string(sc.joint_features) + " features):\n\n";
+      md += "| feature | present in | within r | r^2 | p | joint coefficient | note |\n|---|---|---|---|---|---|---|\n";
+      for (const auto& f : sc.features) {
+        std::string note =
+            f.flagged ? "**shortcut candidate**" : md_text(!f.judged ? "judged by length_bias" : f.reason);
+        md += "| " + md_code(f.name) + " | " + fixed(100 * f.present_share) + "% | " + fixed(f.r) + " | " +
+              fixed(f.r2) + " | " + fixed(f.p_value, 2) + " | " + fixed(f.joint_coefficient) + " | " + note +
+              " |\n";
+      }
+      for (const auto& f : sc.features) {
+        if (f.examples.empty()) continue;
+        md += "\nHighest-reward samples with " + md_code(f.name) + ":\n";
+        for (const auto& x : f.examples) {
+          md += "\n- " + md_code(x.source) + " row " + std::to_string(x.row) + ", step " + std::to_string(x.step) +
+                ": reward " + fixed(x.reward) + ", " + md_code(f.name) + " = " + fixed(x.value) + "\n";
+          md += x.text_kept
+                    ? "\n  > " + md_code(x.text) + (x.text_truncated ? " (truncated)" : "") + "\n"
+                    : std::string("\n  > (text not kept: outside the bounded set of highest-reward examples)\n");
+        }
+      }
     }
     if (!c.suspicious_samples.samples.empty()) {
       md += "\n### Highest-reward suspicious samples\n";

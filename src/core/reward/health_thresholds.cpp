@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "model/embedded_data.h"
+#include "reward/text_features.h"
 #include "rldk/reward_health.h"
 
 namespace rldk {
@@ -26,6 +27,31 @@ class Reader {
       out = node.as<T>();
     } catch (const YAML::Exception&) {
       throw std::runtime_error("threshold '" + path + "' must be a number, not '" + node.Scalar() + "'");
+    }
+  }
+
+  // The `features:` section: a mapping of feature name -> list of phrases, in file order.
+  void get_phrases(const std::string& section, std::vector<ShortcutPhraseFeature>& out) {
+    YAML::Node node = root_[section];
+    if (!node) throw std::runtime_error("missing section '" + section + "'");
+    seen_.insert(section);
+    if (node.IsNull()) return;  // "features:" with nothing under it: no phrase features
+    if (!node.IsMap()) throw std::runtime_error("'" + section + "' must map feature names to lists of phrases");
+    for (const auto& entry : node) {
+      ShortcutPhraseFeature f;
+      f.name = entry.first.as<std::string>();
+      std::string path = section + "." + f.name;
+      seen_.insert(path);
+      if (!entry.second.IsSequence() || entry.second.size() == 0) {
+        throw std::runtime_error("'" + path + "' must be a non-empty list of phrases");
+      }
+      for (const auto& phrase : entry.second) {
+        if (!phrase.IsScalar() || phrase.Scalar().empty()) {
+          throw std::runtime_error("'" + path + "' has an empty phrase");
+        }
+        f.phrases.push_back(phrase.Scalar());
+      }
+      out.push_back(std::move(f));
     }
   }
 
@@ -84,6 +110,12 @@ Result<RewardHealthThresholds> reward_health_thresholds_from_yaml(std::string_vi
     r.get("suspicious_samples", "count", t.suspicious_count);
     r.get("suspicious_samples", "length_z", t.suspicious_length_z);
     r.get("suspicious_samples", "repetition", t.suspicious_repetition);
+    r.get("shortcut", "min_samples", t.shortcut_min_samples);
+    r.get("shortcut", "r2_warning", t.shortcut_r2_warning);
+    r.get("shortcut", "r2_critical", t.shortcut_r2_critical);
+    r.get("shortcut", "p_value", t.shortcut_p_value);
+    r.get("shortcut", "quotes", t.shortcut_quotes);
+    r.get_phrases("features", t.shortcut_phrases);
     r.reject_unknown();
   } catch (const std::exception& e) {
     return Error{ErrorCode::invalid_argument, e.what(), origin};
@@ -97,6 +129,24 @@ Result<RewardHealthThresholds> reward_health_thresholds_from_yaml(std::string_vi
                  "length_bias.window and drift.window must be in (0, 0.5], saturation.late_window and "
                  "gold.late_window in (0, 1], confidence in (0, 1) and length_bias.bins at least 2",
                  origin};
+  }
+  bool shortcut_ok = t.shortcut_r2_warning > 0 && t.shortcut_r2_warning <= t.shortcut_r2_critical &&
+                     t.shortcut_r2_critical < 1 && t.shortcut_p_value > 0 && t.shortcut_p_value < 1;
+  if (!shortcut_ok) {
+    return Error{ErrorCode::invalid_argument,
+                 "shortcut thresholds need 0 < r2_warning <= r2_critical < 1 and p_value in (0, 1)", origin};
+  }
+  // Phrase features share one namespace with the built-in ones (they are columns of one table), and the joint fit
+  // solves a k x k system per reward column: a few dozen features is plenty.
+  std::set<std::string> names(reward::BUILTIN_FEATURES.begin(), reward::BUILTIN_FEATURES.end());
+  for (const auto& f : t.shortcut_phrases) {
+    if (f.name.empty() || !names.insert(f.name).second) {
+      return Error{ErrorCode::invalid_argument, "feature name '" + f.name + "' is empty or used twice (built-in "
+                   "features: log_length, repetition, list_items, headers, code_blocks, non_ascii_share)", origin};
+    }
+  }
+  if (names.size() > 64) {
+    return Error{ErrorCode::invalid_argument, "at most 64 shortcut features (built-in ones included)", origin};
   }
   return t;
 }

@@ -23,10 +23,14 @@ bool ranks_above(const KeptExample& a, const KeptExample& b) {
 
 }  // namespace
 
-RewardHealthAccumulator::RewardHealthAccumulator(size_t quote_chars, size_t kept_examples)
+RewardHealthAccumulator::RewardHealthAccumulator(size_t quote_chars, size_t kept_examples,
+                                                 const std::vector<ShortcutPhraseFeature>& phrase_features)
     : state_(std::make_unique<State>()) {
   state_->quote_chars = quote_chars;
   state_->kept_limit = kept_examples;
+  state_->matcher = reward::PhraseMatcher(phrase_features);
+  state_->feature_names.assign(reward::BUILTIN_FEATURES.begin(), reward::BUILTIN_FEATURES.end());
+  for (const auto& name : state_->matcher.names()) state_->feature_names.push_back(name);
 }
 
 RewardHealthAccumulator::~RewardHealthAccumulator() = default;
@@ -71,6 +75,9 @@ void RewardHealthAccumulator::on_row(const SampleRow& row) {
   if (s.sources.empty() || s.sources.back() != row.source) s.sources.emplace_back(row.source);
   s.source.push_back(static_cast<uint32_t>(s.sources.size() - 1));
   s.row.push_back(row.row);
+  size_t width = s.feature_names.size();
+  s.features.resize(s.features.size() + width);
+  reward::shortcut_features(row.completion, f, s.matcher, s.features.data() + sample * width);
   for (auto& column : s.rewards) column.push_back(NaN);
   for (size_t i = 0; i < s.schema_column.size() && row.rewards != nullptr; ++i) {
     double v = row.rewards[i];
@@ -147,6 +154,13 @@ std::vector<std::vector<size_t>> groups_of(const RewardHealthAccumulator::State&
     i = j;
   }
   return groups;
+}
+
+const KeptExample* kept_example(const RewardHealthAccumulator::State& state, size_t column_index, size_t sample) {
+  for (const auto& e : state.kept[column_index]) {
+    if (e.sample == sample) return &e;
+  }
+  return nullptr;
 }
 
 CorrelationEstimate estimate_of(const stats::Correlation& c) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "reward/text_features.h"
 #include "rldk/reward_health.h"
 #include "stats/correlation.h"
 
@@ -38,6 +39,11 @@ struct RewardHealthAccumulator::State {
   std::vector<uint32_t> source;       // index into sources
   std::vector<uint64_t> row;
   std::vector<std::vector<double>> rewards;  // [column][sample], NaN when absent
+  // Shortcut features, row-major: features[sample * feature_names.size() + f]. Float: counts and shares need no
+  // more, and the row stays 4 bytes per feature.
+  std::vector<std::string> feature_names;    // BUILTIN_FEATURES, then the phrase features
+  std::vector<float> features;
+  reward::PhraseMatcher matcher;
 
   std::vector<std::string> sources;
   std::vector<std::vector<KeptExample>> kept;  // [column], heap with the lowest (reward, words) on top
@@ -80,6 +86,11 @@ GoldCheck check_gold(const ColumnData& column, const RewardHealthAccumulator::St
                      const RewardHealthThresholds& thresholds);
 SuspiciousCheck check_suspicious(const ColumnData& column, const RewardHealthAccumulator::State& state, size_t column_index,
                                  const RewardHealthThresholds& thresholds);
+ShortcutFeaturesCheck check_shortcut_features(const ColumnData& column, const RewardHealthAccumulator::State& state,
+                                              size_t column_index, const RewardHealthThresholds& thresholds);
+
+// The kept example text of a sample, or null when it fell out of the bounded set.
+const KeptExample* kept_example(const RewardHealthAccumulator::State& state, size_t column_index, size_t sample);
 
 // Helpers the checks share.
 CorrelationEstimate estimate_of(const stats::Correlation& c);

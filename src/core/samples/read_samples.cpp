@@ -72,7 +72,7 @@ Status read_samples(const std::string& path, const SampleReadOptions& options, S
   } else {
     files.push_back(path);
   }
-  samples::SampleAssembler assembler(options.columns, sink, diagnostics);
+  samples::SampleAssembler assembler(options, sink, diagnostics);
   for (const auto& file : files) {
     Status read = read_one(file, assembler, diagnostics);
     if (!read.ok()) {

@@ -83,7 +83,7 @@ Status SampleAssembler::begin_file(const std::string& path, const std::vector<Fi
     schema.has_gold |= role == Role::gold;
     if (role == Role::reward) rewards.push_back(columns[i].name);
   }
-  if (!completion) {
+  if (!completion && completion_required_) {
     return Error{ErrorCode::unrecognized,
                  "no completion column (looked for completion, output, response, answer; name one with "
                  "--response-col)",

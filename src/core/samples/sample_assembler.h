@@ -22,8 +22,9 @@ struct FileColumn {
 
 class SampleAssembler {
  public:
-  SampleAssembler(const SampleColumns& mapping, SampleSink& sink, Diagnostics& diagnostics)
-      : mapping_(mapping), sink_(sink), diagnostics_(diagnostics) {}
+  SampleAssembler(const SampleReadOptions& options, SampleSink& sink, Diagnostics& diagnostics)
+      : mapping_(options.columns), completion_required_(options.completion_required), sink_(sink),
+        diagnostics_(diagnostics) {}
 
   // Starts a file. `file_step` is the step its name carries (completions_00005.parquet, 5.jsonl), used for rows
   // without a step column. An error when the file has no completion column or no reward column.
@@ -47,6 +48,7 @@ class SampleAssembler {
   Role role_of(const FileColumn& column) const;
 
   const SampleColumns& mapping_;
+  bool completion_required_;
   SampleSink& sink_;
   Diagnostics& diagnostics_;
   std::vector<std::string> reward_names_;  // fixed by the first file
