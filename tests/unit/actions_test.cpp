@@ -129,7 +129,7 @@ TEST(Actions, SilentWebhookNeverBlocksDispatchAndIsCutAtTheDeadline) {
   EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(200));  // evaluation never waits for the webhook
   d.close();
   EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(1500));
-  const ActionDelivery& h = d.delivery().at("http");
+  const ActionDelivery h = d.delivery().at("http");  // delivery() returns a copy: keep the value, not a reference
   EXPECT_EQ(h.queued, 20u);
   EXPECT_EQ(h.delivered, 0u);
   EXPECT_GE(h.dropped, 15u);  // 4 wait at most, one is in flight

@@ -59,18 +59,21 @@ ssize_t guard_write(void* cookie, const char* data, size_t size) {
 
 int guard_close(void* cookie) {
   auto* c = static_cast<GuardCookie*>(cookie);
-  bool ok = sys::write_all(c->fd, c->filter.finish()) == 0;
-  delete c;
-  return ok ? 0 : -1;
+  return sys::write_all(c->fd, c->filter.finish()) == 0 ? 0 : -1;
 }
 
-std::FILE* guarded_stream(std::FILE* original, int mode) {
+// The two cookies live as long as the process: exit() flushes the streams after static destructors have run, so
+// they must never be destroyed, and holding them here (not only inside glibc's FILE) keeps leak checkers quiet.
+GuardCookie* g_out_cookie = nullptr;
+GuardCookie* g_err_cookie = nullptr;
+
+std::FILE* guarded_stream(std::FILE* original, int mode, GuardCookie*& cookie) {
   std::fflush(original);
-  int fd = ::fileno(original);
+  cookie = new GuardCookie{::fileno(original), {}};
   cookie_io_functions_t io{};
   io.write = guard_write;
   io.close = guard_close;
-  std::FILE* stream = ::fopencookie(new GuardCookie{fd, {}}, "w", io);
+  std::FILE* stream = ::fopencookie(cookie, "w", io);
   if (stream == nullptr) return original;  // out of memory at start-up: unfiltered beats silent
   std::setvbuf(stream, nullptr, mode, mode == _IONBF ? 0 : BUFSIZ);
   return stream;
@@ -110,8 +113,8 @@ void install_terminal_guard() {
   g_raw_out = stdout;
   g_raw_err = stderr;
   // Terminals get line buffering as before; pipes and files stay fully buffered; stderr stays unbuffered.
-  stdout = guarded_stream(g_raw_out, ::isatty(::fileno(g_raw_out)) ? _IOLBF : _IOFBF);
-  stderr = guarded_stream(g_raw_err, _IONBF);
+  stdout = guarded_stream(g_raw_out, ::isatty(::fileno(g_raw_out)) ? _IOLBF : _IOFBF, g_out_cookie);
+  stderr = guarded_stream(g_raw_err, _IONBF, g_err_cookie);
 }
 
 std::FILE* raw_stdout() {
