@@ -23,3 +23,12 @@ foreach(lib arrow parquet)
     INTERFACE_INCLUDE_DIRECTORIES ${RLDK_ARROW_INCLUDE})
 endforeach()
 message(STATUS "Arrow/Parquet ${RLDK_ARROW_SO} from ${RLDK_ARROW_LIBDIR}")
+
+# libparquet carries its own copy of OpenSSL and exports its symbols. Loaded ahead of the system's libssl and
+# libcrypto (which libcurl brings in for webhooks), it would capture their calls into themselves, and the first
+# TLS or hash call (Python's `import hashlib` after `import rldk`) crashes. Linking the system OpenSSL directly and
+# before Arrow puts it first in every lookup order, so each OpenSSL binds to itself.
+find_package(OpenSSL REQUIRED)
+# --no-as-needed keeps them although rldk calls none of their functions itself.
+set(RLDK_ARROW_LIBRARIES "-Wl,--push-state,--no-as-needed" OpenSSL::SSL OpenSSL::Crypto "-Wl,--pop-state"
+    rldk_arrow rldk_parquet)
