@@ -3,6 +3,7 @@
 // text goes through HtmlPage, which escapes it (column names and completions are untrusted).
 #include <cmath>
 
+#include "reward/report_parts.h"
 #include "reward/sample_table.h"
 #include "rldk/html_page.h"
 #include "rldk/reward_health.h"
@@ -32,12 +33,7 @@ std::string status_text(const RewardCheck& c) {
   return std::string("finding (") + severity_name(c.severity) + ")";
 }
 
-std::string correlation_text(const CorrelationEstimate& e) {
-  if (std::isnan(e.r)) return "n/a";
-  return reward::format_number(e.r) + " [" + reward::format_number(e.ci_low) + ", " +
-         reward::format_number(e.ci_high) + "], p = " + reward::format_number(e.p_value, 2) +
-         ", n = " + std::to_string(e.n);
-}
+using reward::correlation_text;
 
 void column_section(HtmlPage& page, const RewardColumnHealth& c) {
   page.heading("Reward " + c.name);

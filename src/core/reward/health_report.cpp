@@ -4,23 +4,14 @@
 #include <cstdio>
 
 #include "report/markdown_text.h"
+#include "reward/report_parts.h"
 #include "reward/sample_table.h"
 
 namespace rldk {
 namespace {
 
-// Absent measurements are null, not 0 (and not the "NaN" string Json would print).
-Json number(double v) { return std::isnan(v) ? Json(nullptr) : Json(v); }
-
-Json correlation_json(const CorrelationEstimate& c) {
-  Json j;
-  j["r"] = number(c.r);
-  j["n"] = c.n;
-  j["ci_low"] = number(c.ci_low);
-  j["ci_high"] = number(c.ci_high);
-  j["p_value"] = number(c.p_value);
-  return j;
-}
+using reward::correlation_json;
+using reward::json_number;
 
 Json check_json(const RewardCheck& c) {
   Json j;
@@ -33,17 +24,17 @@ Json check_json(const RewardCheck& c) {
 
 Json saturation_json(const SaturationCheck& c) {
   Json j = check_json(c);
-  j["lo"] = number(c.lo);
-  j["hi"] = number(c.hi);
+  j["lo"] = json_number(c.lo);
+  j["hi"] = json_number(c.hi);
   j["range_declared"] = c.range_declared;
-  j["eps"] = number(c.eps);
+  j["eps"] = json_number(c.eps);
   j["samples"] = c.samples;
   j["late_samples"] = c.late_samples;
   j["late_first_step"] = c.late_first_step;
-  j["share_low"] = number(c.share_low);
-  j["share_high"] = number(c.share_high);
-  j["late_share_low"] = number(c.late_share_low);
-  j["late_share_high"] = number(c.late_share_high);
+  j["share_low"] = json_number(c.share_low);
+  j["share_high"] = json_number(c.share_high);
+  j["late_share_low"] = json_number(c.late_share_low);
+  j["late_share_high"] = json_number(c.late_share_high);
   j["outside_range"] = c.outside_range;
   return j;
 }
@@ -52,11 +43,11 @@ Json zero_variance_json(const ZeroVarianceCheck& c) {
   Json j = check_json(c);
   j["groups"] = c.groups;
   j["zero_variance_groups"] = c.zero_variance_groups;
-  j["observed_share"] = number(c.observed_share);
+  j["observed_share"] = json_number(c.observed_share);
   j["binary"] = c.binary;
-  j["expected_share"] = number(c.expected_share);
-  j["excess"] = number(c.excess);
-  j["excess_z"] = number(c.excess_z);
+  j["expected_share"] = json_number(c.expected_share);
+  j["excess"] = json_number(c.excess);
+  j["excess_z"] = json_number(c.excess_z);
   return j;
 }
 
@@ -74,14 +65,14 @@ Json length_bias_json(const LengthBiasCheck& c) {
   g["late_first_step"] = c.late_first_step;
   g["early_samples"] = c.early_samples;
   g["late_samples"] = c.late_samples;
-  g["early_mean"] = number(c.early_mean);
-  g["late_mean"] = number(c.late_mean);
-  g["delta_reward"] = number(c.delta_reward);
-  g["non_length_gain"] = number(c.non_length_gain);
-  g["nrg_share"] = number(c.nrg_share);
-  g["length_share"] = number(c.length_share);
+  g["early_mean"] = json_number(c.early_mean);
+  g["late_mean"] = json_number(c.late_mean);
+  g["delta_reward"] = json_number(c.delta_reward);
+  g["non_length_gain"] = json_number(c.non_length_gain);
+  g["nrg_share"] = json_number(c.nrg_share);
+  g["length_share"] = json_number(c.length_share);
   g["bins_used"] = c.bins_used;
-  g["late_share_in_bins"] = number(c.late_share_in_bins);
+  g["late_share_in_bins"] = json_number(c.late_share_in_bins);
   g["reason"] = c.gain_reason.empty() ? Json(nullptr) : Json(c.gain_reason);
   j["stratified_gain"] = g;
   return j;
@@ -93,13 +84,13 @@ Json drift_json(const DriftCheck& c) {
   j["late_first_step"] = c.late_first_step;
   j["early_samples"] = c.early_samples;
   j["late_samples"] = c.late_samples;
-  j["early_mean"] = number(c.early_mean);
-  j["late_mean"] = number(c.late_mean);
-  j["early_std"] = number(c.early_std);
-  j["ks_statistic"] = number(c.ks_statistic);
-  j["ks_p_value"] = number(c.ks_p_value);
-  j["wasserstein"] = number(c.wasserstein);
-  j["wasserstein_early_std"] = number(c.wasserstein_early_std);
+  j["early_mean"] = json_number(c.early_mean);
+  j["late_mean"] = json_number(c.late_mean);
+  j["early_std"] = json_number(c.early_std);
+  j["ks_statistic"] = json_number(c.ks_statistic);
+  j["ks_p_value"] = json_number(c.ks_p_value);
+  j["wasserstein"] = json_number(c.wasserstein);
+  j["wasserstein_early_std"] = json_number(c.wasserstein_early_std);
   return j;
 }
 
@@ -112,17 +103,17 @@ Json gold_json(const GoldCheck& c) {
     Json e;
     e["step"] = s.step;
     e["samples"] = s.samples;
-    e["proxy_mean"] = number(s.proxy_mean);
-    e["gold_mean"] = number(s.gold_mean);
+    e["proxy_mean"] = json_number(s.proxy_mean);
+    e["gold_mean"] = json_number(s.gold_mean);
     steps.push_back(e);
   }
   j["steps"] = steps;
   j["window_first_step"] = c.window_first_step;
   j["window_steps"] = c.window_steps;
-  j["proxy_slope"] = number(c.proxy_slope);
-  j["proxy_slope_p"] = number(c.proxy_slope_p);
-  j["gold_slope"] = number(c.gold_slope);
-  j["gold_slope_p"] = number(c.gold_slope_p);
+  j["proxy_slope"] = json_number(c.proxy_slope);
+  j["proxy_slope_p"] = json_number(c.proxy_slope_p);
+  j["gold_slope"] = json_number(c.gold_slope);
+  j["gold_slope_p"] = json_number(c.gold_slope_p);
   return j;
 }
 
@@ -135,10 +126,10 @@ Json suspicious_json(const SuspiciousCheck& c) {
     e["source"] = s.source;
     e["row"] = s.row;
     e["step"] = s.step;
-    e["reward"] = number(s.reward);
+    e["reward"] = json_number(s.reward);
     e["length_chars"] = s.length_chars;
     e["length_words"] = s.length_words;
-    e["length_z"] = number(s.length_z);
+    e["length_z"] = json_number(s.length_z);
     e["repetition"] = s.repetition;
     Json reasons = Json::Array{};
     for (const auto& r : s.reasons) reasons.push_back(r);
@@ -156,7 +147,7 @@ Json shortcut_json(const ShortcutFeaturesCheck& c) {
   j["samples"] = c.samples;
   j["groups"] = c.groups;
   j["df"] = c.df;
-  j["joint_r2"] = number(c.joint_r2);
+  j["joint_r2"] = json_number(c.joint_r2);
   j["joint_features"] = c.joint_features;
   Json features = Json::Array{};
   for (const auto& f : c.features) {
@@ -164,15 +155,15 @@ Json shortcut_json(const ShortcutFeaturesCheck& c) {
     e["name"] = f.name;
     e["kind"] = f.kind;
     e["judged"] = f.judged;
-    e["mean"] = number(f.mean);
-    e["present_share"] = number(f.present_share);
-    e["r"] = number(f.r);
-    e["r2"] = number(f.r2);
-    e["p_value"] = number(f.p_value);
-    e["partial_r"] = number(f.partial_r);
-    e["partial_r2"] = number(f.partial_r2);
-    e["partial_p_value"] = number(f.partial_p_value);
-    e["joint_coefficient"] = number(f.joint_coefficient);
+    e["mean"] = json_number(f.mean);
+    e["present_share"] = json_number(f.present_share);
+    e["r"] = json_number(f.r);
+    e["r2"] = json_number(f.r2);
+    e["p_value"] = json_number(f.p_value);
+    e["partial_r"] = json_number(f.partial_r);
+    e["partial_r2"] = json_number(f.partial_r2);
+    e["partial_p_value"] = json_number(f.partial_p_value);
+    e["joint_coefficient"] = json_number(f.joint_coefficient);
     e["flagged"] = f.flagged;
     e["reason"] = f.reason.empty() ? Json(nullptr) : Json(f.reason);
     Json examples = Json::Array{};
@@ -181,8 +172,8 @@ Json shortcut_json(const ShortcutFeaturesCheck& c) {
       q["source"] = x.source;
       q["row"] = x.row;
       q["step"] = x.step;
-      q["reward"] = number(x.reward);
-      q["value"] = number(x.value);
+      q["reward"] = json_number(x.reward);
+      q["value"] = json_number(x.value);
       q["text"] = x.text_kept ? Json(x.text) : Json(nullptr);
       q["text_truncated"] = x.text_truncated;
       examples.push_back(q);
@@ -206,11 +197,6 @@ void check_row(std::string& md, const char* name, const RewardCheck& c) {
         md_text(c.status == RewardCheckStatus::not_measurable ? "not measurable: " + c.reason : c.message) + " |\n";
 }
 
-std::string correlation_cell(const CorrelationEstimate& c) {
-  if (std::isnan(c.r)) return "n/a";
-  return fixed(c.r) + " [" + fixed(c.ci_low) + ", " + fixed(c.ci_high) + "], p = " + fixed(c.p_value, 2) +
-         ", n = " + std::to_string(c.n);
-}
 
 }  // namespace
 
@@ -226,7 +212,7 @@ Json reward_health_json(const RewardHealthReport& r) {
   doc["has_gold"] = r.has_gold;
   doc["has_group"] = r.has_group;
   doc["has_step"] = r.has_step;
-  doc["confidence"] = number(r.confidence);
+  doc["confidence"] = json_number(r.confidence);
   if (r.range_lo && r.range_hi) {
     Json range;
     range["lo"] = *r.range_lo;
@@ -241,9 +227,9 @@ Json reward_health_json(const RewardHealthReport& r) {
     Json col;
     col["name"] = c.name;
     col["samples"] = c.samples;
-    col["min"] = number(c.min);
-    col["max"] = number(c.max);
-    col["mean"] = number(c.mean);
+    col["min"] = json_number(c.min);
+    col["max"] = json_number(c.max);
+    col["mean"] = json_number(c.mean);
     Json checks;
     checks["saturation"] = saturation_json(c.saturation);
     checks["zero_variance_groups"] = zero_variance_json(c.zero_variance_groups);
@@ -298,8 +284,8 @@ std::string reward_health_markdown(const RewardHealthReport& r) {
     if (l.status != RewardCheckStatus::not_measurable) {
       md += "\nReward vs length (words): r [" + fixed(100 * r.confidence) + "% CI], two-sided p, pairs:\n\n";
       md += "| correlation | overall | within group |\n|---|---|---|\n";
-      md += "| Pearson | " + correlation_cell(l.pearson) + " | " + correlation_cell(l.within_pearson) + " |\n";
-      md += "| Spearman | " + correlation_cell(l.spearman) + " | " + correlation_cell(l.within_spearman) + " |\n";
+      md += "| Pearson | " + reward::correlation_text(l.pearson) + " | " + reward::correlation_text(l.within_pearson) + " |\n";
+      md += "| Spearman | " + reward::correlation_text(l.spearman) + " | " + reward::correlation_text(l.within_spearman) + " |\n";
     }
     const ShortcutFeaturesCheck& sc = c.shortcut_features;
     if (sc.status != RewardCheckStatus::not_measurable) {

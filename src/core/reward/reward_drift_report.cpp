@@ -2,29 +2,16 @@
 #include <cmath>
 
 #include "report/markdown_text.h"
+#include "reward/report_parts.h"
 #include "reward/sample_table.h"
 #include "rldk/reward_drift.h"
 
 namespace rldk {
 namespace {
 
-Json number(double v) { return std::isfinite(v) ? Json(v) : Json(); }
-
-Json correlation(const CorrelationEstimate& c) {
-  Json j;
-  j["r"] = number(c.r);
-  j["n"] = c.n;
-  j["ci_low"] = number(c.ci_low);
-  j["ci_high"] = number(c.ci_high);
-  j["p_value"] = number(c.p_value);
-  return j;
-}
-
-std::string corr_text(const CorrelationEstimate& c) {
-  if (std::isnan(c.r)) return "n/a";
-  return reward::format_number(c.r) + " [" + reward::format_number(c.ci_low) + ", " + reward::format_number(c.ci_high) +
-         "], p = " + reward::format_number(c.p_value, 2) + ", n = " + std::to_string(c.n);
-}
+using reward::correlation_json;
+using reward::correlation_text;
+using reward::json_number;
 
 }  // namespace
 
@@ -38,46 +25,46 @@ Json reward_drift_json(const RewardDriftReport& r) {
   a["format"] = r.format_a;
   a["rows"] = r.rows_a;
   a["unpaired"] = r.unpaired_a;
-  a["mean"] = number(r.mean_a);
+  a["mean"] = json_number(r.mean_a);
   b["column"] = r.column_b;
   b["format"] = r.format_b;
   b["rows"] = r.rows_b;
   b["unpaired"] = r.unpaired_b;
-  b["mean"] = number(r.mean_b);
+  b["mean"] = json_number(r.mean_b);
   doc["a"] = a;
   doc["b"] = b;
   doc["paired"] = r.paired;
   doc["prompts"] = r.prompts;
   doc["prompt_groups"] = r.prompt_groups;
-  doc["pearson"] = correlation(r.pearson);
-  doc["spearman"] = correlation(r.spearman);
-  doc["within_pearson"] = correlation(r.within_pearson);
-  doc["within_spearman"] = correlation(r.within_spearman);
+  doc["pearson"] = correlation_json(r.pearson);
+  doc["spearman"] = correlation_json(r.spearman);
+  doc["within_pearson"] = correlation_json(r.within_pearson);
+  doc["within_spearman"] = correlation_json(r.within_spearman);
   doc["within_reason"] = r.within_reason.empty() ? Json() : Json(r.within_reason);
   Json pairs;
   pairs["pairs"] = r.pairs;
   pairs["tied"] = r.pairs_tied;
-  pairs["ranking_agreement"] = number(r.ranking_agreement);
-  pairs["sign_flip_rate"] = number(r.sign_flip_rate);
+  pairs["ranking_agreement"] = json_number(r.ranking_agreement);
+  pairs["sign_flip_rate"] = json_number(r.sign_flip_rate);
   doc["same_prompt_pairs"] = pairs;
   Json fit;
-  fit["slope"] = number(r.slope);
-  fit["intercept"] = number(r.intercept);
-  fit["within_slope"] = number(r.within_slope);
+  fit["slope"] = json_number(r.slope);
+  fit["intercept"] = json_number(r.intercept);
+  fit["within_slope"] = json_number(r.within_slope);
   doc["scale_fit"] = fit;
   Json diff;
-  diff["mean"] = number(r.mean_difference);
-  diff["sd"] = number(r.sd_difference);
-  diff["ci_low"] = number(r.ci_low);
-  diff["ci_high"] = number(r.ci_high);
-  diff["t_p_value"] = number(r.t_p_value);
-  diff["effect_size_dz"] = number(r.effect_size_dz);
+  diff["mean"] = json_number(r.mean_difference);
+  diff["sd"] = json_number(r.sd_difference);
+  diff["ci_low"] = json_number(r.ci_low);
+  diff["ci_high"] = json_number(r.ci_high);
+  diff["t_p_value"] = json_number(r.t_p_value);
+  diff["effect_size_dz"] = json_number(r.effect_size_dz);
   doc["difference"] = diff;
   Json older;
-  older["drift_magnitude"] = number(r.drift_magnitude);
-  older["mae_z"] = number(r.mae_z);
-  older["l2_z"] = number(r.l2_z);
-  older["sign_disagreement"] = number(r.sign_disagreement);
+  older["drift_magnitude"] = json_number(r.drift_magnitude);
+  older["mae_z"] = json_number(r.mae_z);
+  older["l2_z"] = json_number(r.l2_z);
+  older["sign_disagreement"] = json_number(r.sign_disagreement);
   doc["older_tool_fields"] = older;
   Json slices = Json::Array{};
   for (const auto& s : r.slices) {
@@ -85,9 +72,9 @@ Json reward_drift_json(const RewardDriftReport& r) {
     j["name"] = s.name;
     j["pattern"] = s.pattern;
     j["n"] = s.n;
-    j["mean_difference"] = number(s.mean_difference);
-    j["ci_low"] = number(s.ci_low);
-    j["ci_high"] = number(s.ci_high);
+    j["mean_difference"] = json_number(s.mean_difference);
+    j["ci_low"] = json_number(s.ci_low);
+    j["ci_high"] = json_number(s.ci_high);
     slices.push_back(std::move(j));
   }
   doc["slices"] = std::move(slices);
@@ -96,10 +83,10 @@ Json reward_drift_json(const RewardDriftReport& r) {
     Json j;
     j["prompt"] = e.prompt;
     j["completion"] = e.completion;
-    j["a"] = number(e.a);
-    j["b"] = number(e.b);
-    j["z_a"] = number(e.z_a);
-    j["z_b"] = number(e.z_b);
+    j["a"] = json_number(e.a);
+    j["b"] = json_number(e.b);
+    j["z_a"] = json_number(e.z_a);
+    j["z_b"] = json_number(e.z_b);
     examples.push_back(std::move(j));
   }
   doc["examples"] = std::move(examples);
@@ -113,10 +100,10 @@ std::string reward_drift_markdown(const RewardDriftReport& r) {
         md_text(r.format_b) + "); " + std::to_string(r.paired) + " paired samples over " + std::to_string(r.prompts) +
         " prompts (" + std::to_string(r.unpaired_a) + " only in A, " + std::to_string(r.unpaired_b) + " only in B).\n\n";
   md += "| statistic | value |\n|---|---|\n";
-  md += "| Pearson | " + corr_text(r.pearson) + " |\n";
-  md += "| Spearman | " + corr_text(r.spearman) + " |\n";
-  md += "| Pearson within prompt | " + (r.within_reason.empty() ? corr_text(r.within_pearson) : md_text(r.within_reason)) + " |\n";
-  md += "| Spearman within prompt | " + (r.within_reason.empty() ? corr_text(r.within_spearman) : "n/a") + " |\n";
+  md += "| Pearson | " + correlation_text(r.pearson) + " |\n";
+  md += "| Spearman | " + correlation_text(r.spearman) + " |\n";
+  md += "| Pearson within prompt | " + (r.within_reason.empty() ? correlation_text(r.within_pearson) : md_text(r.within_reason)) + " |\n";
+  md += "| Spearman within prompt | " + (r.within_reason.empty() ? correlation_text(r.within_spearman) : "n/a") + " |\n";
   md += "| same-prompt pairs ordered alike | " +
         (r.pairs - r.pairs_tied == 0 ? std::string("n/a (no untied same-prompt pair)")
                                      : format_number(100 * r.ranking_agreement) + "% of " +

@@ -1,0 +1,27 @@
+#include "reward/report_parts.h"
+
+#include <cmath>
+
+#include "reward/sample_table.h"
+
+namespace rldk::reward {
+
+Json json_number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json correlation_json(const CorrelationEstimate& c) {
+  Json j;
+  j["r"] = json_number(c.r);
+  j["n"] = c.n;
+  j["ci_low"] = json_number(c.ci_low);
+  j["ci_high"] = json_number(c.ci_high);
+  j["p_value"] = json_number(c.p_value);
+  return j;
+}
+
+std::string correlation_text(const CorrelationEstimate& c) {
+  if (std::isnan(c.r)) return "n/a";
+  return format_number(c.r) + " [" + format_number(c.ci_low) + ", " + format_number(c.ci_high) +
+         "], p = " + format_number(c.p_value, 2) + ", n = " + std::to_string(c.n);
+}
+
+}  // namespace rldk::reward

@@ -1,0 +1,18 @@
+// Pieces every reward report shares (health JSON and Markdown, the reward card, the drift report): one way to
+// write an absent number and a correlation with its interval.
+#pragma once
+
+#include <string>
+
+#include "rldk/json.h"
+#include "rldk/reward_health.h"
+
+namespace rldk::reward {
+
+// Absent measurements are null, not 0 (and not the "NaN" string Json would print).
+Json json_number(double v);
+Json correlation_json(const CorrelationEstimate& c);
+// "0.61 [0.59, 0.63], p = 1e-12, n = 3840", or "n/a".
+std::string correlation_text(const CorrelationEstimate& c);
+
+}  // namespace rldk::reward
