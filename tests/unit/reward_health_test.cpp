@@ -459,16 +459,16 @@ TEST(RewardHealth, ShortcutFeaturePaidForIsFoundAndQuoted) {
 TEST(RewardHealth, ShortcutFeaturesNeedGroupsAndTextVariation) {
   Rollout few;
   for (int i = 0; i < 10; ++i) few.add(0, i, 10, 1.0);
-  const ShortcutFeaturesCheck& a = few.run().columns[0].shortcut_features;
+  const ShortcutFeaturesCheck a = few.run().columns[0].shortcut_features;  // a copy: the report is a temporary
   EXPECT_EQ(a.status, RewardCheckStatus::not_measurable);
   EXPECT_NE(a.reason.find("need 20"), std::string::npos) << a.reason;
   Rollout singletons;
   for (int i = 0; i < 40; ++i) singletons.add(0, i, 10 + static_cast<size_t>(i), 0.1 * i);
-  const ShortcutFeaturesCheck& b = singletons.run().columns[0].shortcut_features;
+  const ShortcutFeaturesCheck b = singletons.run().columns[0].shortcut_features;  // a copy: the report is a temporary
   EXPECT_EQ(b.status, RewardCheckStatus::not_measurable);
   EXPECT_NE(b.reason.find("two or more samples"), std::string::npos) << b.reason;
   // Plain words only: length varies, nothing else does, and length is length_bias's to judge.
-  const ShortcutFeaturesCheck& c = clean_rollout().run().columns[0].shortcut_features;
+  const ShortcutFeaturesCheck c = clean_rollout().run().columns[0].shortcut_features;  // a copy: the report is a temporary
   EXPECT_EQ(c.status, RewardCheckStatus::not_measurable);
   EXPECT_NE(c.reason.find("other than length"), std::string::npos) << c.reason;
 }
