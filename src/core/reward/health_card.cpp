@@ -21,12 +21,7 @@ ChartTone tone_of(const RewardCheck& c) {
   }
 }
 
-// The checks of a column with their names, in report order.
-std::vector<std::pair<const char*, const RewardCheck*>> checks_of(const RewardColumnHealth& c) {
-  return {{"saturation", &c.saturation}, {"zero_variance_groups", &c.zero_variance_groups},
-          {"length_bias", &c.length_bias}, {"drift", &c.drift}, {"gold", &c.gold},
-          {"suspicious_samples", &c.suspicious_samples}};
-}
+using reward::checks_of;
 
 std::string status_text(const RewardCheck& c) {
   if (c.status != RewardCheckStatus::finding) return reward_check_status_name(c.status);

@@ -241,11 +241,7 @@ Json reward_health_json(const RewardHealthReport& r) {
     col["checks"] = checks;
     columns.push_back(col);
     // Every finding once more in one flat list, the way a gate or a dashboard reads them.
-    const std::pair<const char*, const RewardCheck*> all[] = {
-        {"saturation", &c.saturation}, {"zero_variance_groups", &c.zero_variance_groups},
-        {"length_bias", &c.length_bias}, {"drift", &c.drift}, {"gold", &c.gold},
-        {"suspicious_samples", &c.suspicious_samples}, {"shortcut_features", &c.shortcut_features}};
-    for (const auto& [name, check] : all) {
+    for (const auto& [name, check] : reward::checks_of(c)) {
       if (check->status != RewardCheckStatus::finding) continue;
       Json f;
       f["check"] = name;

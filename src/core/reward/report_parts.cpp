@@ -18,6 +18,13 @@ Json correlation_json(const CorrelationEstimate& c) {
   return j;
 }
 
+std::vector<std::pair<const char*, const RewardCheck*>> checks_of(const RewardColumnHealth& c) {
+  return {{"saturation", &c.saturation},         {"zero_variance_groups", &c.zero_variance_groups},
+          {"length_bias", &c.length_bias},       {"drift", &c.drift},
+          {"gold", &c.gold},                     {"suspicious_samples", &c.suspicious_samples},
+          {"shortcut_features", &c.shortcut_features}};
+}
+
 std::string correlation_text(const CorrelationEstimate& c) {
   if (std::isnan(c.r)) return "n/a";
   return format_number(c.r) + " [" + format_number(c.ci_low) + ", " + format_number(c.ci_high) +

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "rldk/json.h"
 #include "rldk/reward_health.h"
@@ -14,5 +16,7 @@ Json json_number(double v);
 Json correlation_json(const CorrelationEstimate& c);
 // "0.61 [0.59, 0.63], p = 1e-12, n = 3840", or "n/a".
 std::string correlation_text(const CorrelationEstimate& c);
+// Every check of a column with its JSON name, in report order: the one list the flat findings and the card walk.
+std::vector<std::pair<const char*, const RewardCheck*>> checks_of(const RewardColumnHealth& c);
 
 }  // namespace rldk::reward
