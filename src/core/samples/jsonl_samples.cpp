@@ -13,8 +13,8 @@ constexpr size_t MAX_LINE = size_t{64} << 20;  // as the run readers: a longer l
 
 class LineSamples {
  public:
-  LineSamples(const std::string& path, SampleAssembler& assembler, Diagnostics& diagnostics)
-      : path_(path), assembler_(assembler), diagnostics_(diagnostics) {}
+  LineSamples(const std::string& path, CellSink& sink, Diagnostics& diagnostics)
+      : path_(path), sink_(sink), diagnostics_(diagnostics) {}
 
   Status line(std::string_view text, uint64_t number) {
     size_t start = text.find_first_not_of(" \t\r");
@@ -35,24 +35,24 @@ class LineSamples {
         columns.push_back({std::string(record_.key(f)), f.kind == io::ValueKind::number});
       }
       bool verl = has_key("input") && has_key("output") && has_key("score");
-      Status begun = assembler_.begin_file(path_, columns, step_from_file_name(path_),
+      Status begun = sink_.begin_file(path_, columns, step_from_file_name(path_),
                                            verl ? "jsonl (verl rollout dump)" : "jsonl");
       if (!begun.ok()) return begun;
       begun_ = true;
     }
     for (const auto& f : record_.fields) {
-      int column = assembler_.column_index(record_.key(f));
+      int column = sink_.column_index(record_.key(f));
       if (column < 0) {
-        column = assembler_.add_column({std::string(record_.key(f)), f.kind == io::ValueKind::number});
+        column = sink_.add_column({std::string(record_.key(f)), f.kind == io::ValueKind::number});
       }
       switch (f.kind) {
         case io::ValueKind::number:
-        case io::ValueKind::boolean: assembler_.set_number(column, f.number); break;
-        case io::ValueKind::string: assembler_.set_text(column, record_.str(f)); break;
+        case io::ValueKind::boolean: sink_.set_number(column, f.number); break;
+        case io::ValueKind::string: sink_.set_text(column, record_.str(f)); break;
         case io::ValueKind::null: break;
       }
     }
-    assembler_.end_row(row_++);
+    sink_.end_row(row_++);
     return Ok{};
   }
 
@@ -65,7 +65,7 @@ class LineSamples {
   }
 
   const std::string& path_;
-  SampleAssembler& assembler_;
+  CellSink& sink_;
   Diagnostics& diagnostics_;
   io::FlatRecord record_;
   bool begun_ = false;
@@ -75,10 +75,10 @@ class LineSamples {
 
 }  // namespace
 
-Status read_jsonl_samples(const std::string& path, SampleAssembler& assembler, Diagnostics& diagnostics) {
+Status read_jsonl_samples(const std::string& path, CellSink& sink, Diagnostics& diagnostics) {
   auto source = io::open_byte_source(path);
   if (!source.ok()) return source.error();
-  LineSamples lines(path, assembler, diagnostics);
+  LineSamples lines(path, sink, diagnostics);
   std::vector<char> buffer(1 << 20);
   std::string pending;
   uint64_t number = 0;

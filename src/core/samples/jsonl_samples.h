@@ -1,13 +1,13 @@
-// Reads one JSONL sample file (verl's rollout dumps {step}.jsonl, generic score files; gzip/zstd too) into the
-// assembler, line by line.
+// Reads one JSONL sample file (verl's rollout dumps {step}.jsonl, generic score files; gzip/zstd too) into a
+// CellSink, line by line.
 #pragma once
 
 #include <string>
 
-#include "samples/sample_assembler.h"
+#include "samples/cell_sink.h"
 
 namespace rldk::samples {
 
-Status read_jsonl_samples(const std::string& path, SampleAssembler& assembler, Diagnostics& diagnostics);
+Status read_jsonl_samples(const std::string& path, CellSink& sink, Diagnostics& diagnostics);
 
 }  // namespace rldk::samples

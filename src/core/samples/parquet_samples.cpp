@@ -74,7 +74,7 @@ Error arrow_error(const std::string& path, const arrow::Status& status) {
 
 }  // namespace
 
-Status read_parquet_samples(const std::string& path, SampleAssembler& assembler) {
+Status read_parquet_samples(const std::string& path, CellSink& sink) {
   auto file = arrow::io::ReadableFile::Open(path);
   if (!file.ok()) return arrow_error(path, file.status());
   auto reader = parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
@@ -85,7 +85,7 @@ Status read_parquet_samples(const std::string& path, SampleAssembler& assembler)
   std::vector<FileColumn> columns;
   for (const auto& field : schema->fields()) columns.push_back({field->name(), numeric_type(*field->type())});
   bool trl = schema->GetFieldIndex("completion") >= 0 && schema->GetFieldIndex("advantage") >= 0;
-  Status begun = assembler.begin_file(path, columns, step_from_file_name(path),
+  Status begun = sink.begin_file(path, columns, step_from_file_name(path),
                                       trl ? "parquet (TRL completions)" : "parquet");
   if (!begun.ok()) return begun;
   auto batches = (*reader)->GetRecordBatchReader();
@@ -101,12 +101,12 @@ Status read_parquet_samples(const std::string& path, SampleAssembler& assembler)
       for (int c = 0; c < batch->num_columns(); ++c) {
         const arrow::Array& array = *batch->column(c);
         if (numeric_type(*array.type())) {
-          assembler.set_number(c, number_at(array, i));
+          sink.set_number(c, number_at(array, i));
         } else if (text_at(array, i, text)) {
-          assembler.set_text(c, text);
+          sink.set_text(c, text);
         }
       }
-      assembler.end_row(row);
+      sink.end_row(row);
     }
   }
   return Ok{};

@@ -25,17 +25,6 @@ constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
-std::optional<int64_t> step_from_file_name(std::string_view path) {
-  size_t slash = path.find_last_of('/');
-  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  size_t end = name.find_last_of("0123456789");
-  if (end == std::string_view::npos) return std::nullopt;
-  size_t begin = end;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
-  if (end - begin >= 18) return std::nullopt;  // not a step: would overflow
-  return std::stoll(std::string(name.substr(begin, end - begin + 1)));
-}
-
 SampleAssembler::Role SampleAssembler::role_of(const FileColumn& c) const {
   const SampleColumns& m = mapping_;
   auto is = [&](const std::string& mapped, std::initializer_list<std::string_view> names) {

@@ -12,36 +12,26 @@
 #include <vector>
 
 #include "rldk/samples.h"
+#include "samples/cell_sink.h"
 
 namespace rldk::samples {
 
-struct FileColumn {
-  std::string name;
-  bool numeric = false;  // its values are numbers (a Parquet numeric type; a JSON number in the first record)
-};
-
-class SampleAssembler {
+class SampleAssembler : public CellSink {
  public:
   SampleAssembler(const SampleReadOptions& options, SampleSink& sink, Diagnostics& diagnostics)
       : mapping_(options.columns), completion_required_(options.completion_required), sink_(sink),
         diagnostics_(diagnostics) {}
 
-  // Starts a file. `file_step` is the step its name carries (completions_00005.parquet, 5.jsonl), used for rows
-  // without a step column. An error when the file has no completion column or no reward column.
+  // An error when the file has no completion column or no reward column.
   Status begin_file(const std::string& path, const std::vector<FileColumn>& columns, std::optional<int64_t> file_step,
-                    const std::string& format);
-  // Index of a column of the current file by name, or -1 (for formats whose records name their fields).
-  int column_index(std::string_view name) const;
-  // A column first seen after begin_file (a JSONL key missing from the first record, e.g. a gold score only on
-  // judged samples); its role is decided as begin_file would. Returns its index.
-  int add_column(const FileColumn& column);
-
-  void set_text(int column, std::string_view text);
-  void set_number(int column, double value);
-  // Emits the row with the cells set since the last end_row (cells not set are missing), then clears them.
-  void end_row(uint64_t row);
-
-  uint64_t rows() const { return rows_; }
+                    const std::string& format) override;
+  int column_index(std::string_view name) const override;
+  // A late column (e.g. a gold score only on judged samples) gets its role as in begin_file.
+  int add_column(const FileColumn& column) override;
+  void set_text(int column, std::string_view text) override;
+  void set_number(int column, double value) override;
+  void end_row(uint64_t row) override;
+  uint64_t rows() const override { return rows_; }
 
  private:
   enum class Role { none, step, prompt, completion, group, advantage, gold, reward };
@@ -70,8 +60,5 @@ class SampleAssembler {
   uint64_t rows_ = 0;
   uint64_t bad_steps_ = 0;
 };
-
-// The step a sample file's name carries: the last run of digits in completions_00005.parquet or 12.jsonl.
-std::optional<int64_t> step_from_file_name(std::string_view path);
 
 }  // namespace rldk::samples
