@@ -1,0 +1,155 @@
+// Trusted evaluation: is checkpoint B really better than A, and how sure are we? (`rldk evals`, docs/evals.md)
+//
+// Two layers. The numeric one is rliable's aggregates with their exact definitions (mean and median of task means,
+// IQM trimming floor(NM/4) pooled scores from each end, optimality gap, probability of improvement with the 1/2 tie
+// rule), stratified bootstrap intervals (percentile and BCa, deterministic under a seed), performance profiles
+// with bands, and the two-arm tests a design calls for: paired (same items), seeds (Welch's t, Hedges' g, Mann-
+// Whitney U), a two-level bootstrap (seeds, then items), Holm's correction and power (methods.md §1). The report
+// layer reads eval results (a results table, per-item outputs, `eval/*` metrics of run logs), picks the design per
+// task and writes the eval card.
+//
+// Scores of one arm are kept per task: scores[task][run]. With the same number of runs on every task this is
+// rliable's (runs x tasks) matrix, transposed; unequal counts are allowed (the strata are the tasks).
+//
+// Directions are never mixed: every comparison is stated as an improvement of B over A in the task's own
+// direction (lower-is-better scores are negated for the comparison), and aggregates over tasks are only taken over
+// tasks of one direction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rldk/diagnostics.h"
+#include "rldk/json.h"
+#include "rldk/result.h"
+
+namespace rldk::evals {
+
+inline constexpr const char* EVALS_SCHEMA = "rldk.evals/v1";
+inline constexpr double NA = std::numeric_limits<double>::quiet_NaN();
+
+using TaskScores = std::vector<std::vector<double>>;  // [task][run]
+
+// ---- rliable's aggregates (rliable/metrics.py) ----
+
+// scipy.stats.trim_mean(v, proportion): drops int(proportion * n) values from each end and averages the rest.
+// Reorders v. NaN when v is empty.
+double trimmed_mean(std::span<double> v, double proportion);
+double aggregate_mean(const TaskScores& scores);       // mean of task means
+double aggregate_median(const TaskScores& scores);     // median of task means
+double aggregate_iqm(const TaskScores& scores);        // trimmed_mean(all pooled scores, 0.25)
+double optimality_gap(const TaskScores& scores, double gamma = 1);  // gamma - mean(min(x, gamma)) over all scores
+// P(X > Y): per task, the share of (x, y) run pairs with x > y, ties counting 1/2; averaged over tasks. x and y
+// have the same tasks (their run counts may differ).
+double probability_of_improvement(const TaskScores& x, const TaskScores& y);
+
+enum class Aggregate { mean, median, iqm, optimality_gap };
+const char* aggregate_name(Aggregate a);
+double aggregate(Aggregate a, const TaskScores& scores, double gamma = 1);
+
+// ---- bootstrap ----
+
+enum class IntervalMethod { percentile, bca };
+
+struct BootstrapOptions {
+  size_t reps = 50000;          // rliable's default for aggregates (2,000 for profiles and P(X > Y))
+  double confidence = 0.95;
+  IntervalMethod method = IntervalMethod::percentile;
+  uint64_t seed = 0;            // same seed, same replicates, on every machine (own generator, not std::)
+  bool task_bootstrap = false;  // also resample the tasks (uncertainty over the task set, rliable's option)
+};
+
+struct Interval {
+  double estimate = NA, low = NA, high = NA;
+  std::string note;  // why an interval is missing or which method stood in (BCa falls back to percentile)
+};
+
+// Stratified bootstrap (rliable's StratifiedBootstrap): each replicate draws, within every task independently,
+// as many runs with replacement as the task has. BCa's acceleration comes from the jackknife leaving one run index
+// out of every task (arch's leave-one-out over rliable's run axis); its bias correction from the share of
+// replicates below the estimate, ties counting 1/2 (SciPy's rule).
+Interval stratified_bootstrap(const TaskScores& scores, const std::function<double(const TaskScores&)>& statistic,
+                              const BootstrapOptions& options);
+Interval stratified_bootstrap(const TaskScores& scores, Aggregate a, const BootstrapOptions& options,
+                              double gamma = 1);
+// P(X > Y) with both arms resampled independently within each task (rliable's StratifiedIndependentBootstrap).
+// BCa is not offered for two samples (arch refuses it too); percentile is used and said in the note.
+Interval probability_of_improvement_interval(const TaskScores& x, const TaskScores& y,
+                                             const BootstrapOptions& options);
+// One sample (e.g. paired differences): the bootstrap distribution of the mean, as scipy.stats.bootstrap with
+// method='percentile' or 'BCa'.
+Interval bootstrap_mean(std::span<const double> values, const BootstrapOptions& options);
+
+// ---- performance profiles ----
+
+struct Profile {
+  std::vector<double> tau, fraction, low, high;  // fraction of runs scoring above tau, averaged over tasks
+};
+// rliable's run-score distribution with percentile bands of a stratified bootstrap (reps from options).
+Profile performance_profile(const TaskScores& scores, std::span<const double> tau, const BootstrapOptions& options);
+// n points evenly from the smallest to the largest score of all arms (np.linspace).
+std::vector<double> tau_grid(const std::vector<const TaskScores*>& arms, size_t n);
+
+// ---- two-arm tests ----
+
+struct WelchTest {
+  size_t n_a = 0, n_b = 0;
+  double mean_a = NA, mean_b = NA, difference = NA;  // mean_b - mean_a
+  double t = NA, df = NA, p_value = NA;              // two-sided (scipy.stats.ttest_ind(b, a, equal_var=False))
+  double ci_low = NA, ci_high = NA;                  // of the difference, Welch-Satterthwaite t interval
+};
+WelchTest welch_t_test(std::span<const double> a, std::span<const double> b, double confidence = 0.95);
+
+struct EffectSize {
+  double value = NA, ci_low = NA, ci_high = NA;
+};
+// Hedges' g of b over a: Cohen's d with the pooled SD times J = 1 - 3 / (4 (n_a + n_b) - 9); interval from its
+// large-sample standard error sqrt((n_a + n_b) / (n_a n_b) + g^2 / (2 (n_a + n_b))).
+EffectSize hedges_g(std::span<const double> a, std::span<const double> b, double confidence = 0.95);
+
+struct MannWhitney {
+  double u = NA;        // U of b over a: pairs with b > a, ties 1/2 (scipy.stats.mannwhitneyu(b, a).statistic)
+  double p_value = NA;  // two-sided
+  bool exact = false;   // SciPy's method='auto': exact when both samples have <= 8 values and no ties
+};
+MannWhitney mann_whitney_u(std::span<const double> a, std::span<const double> b);
+
+struct PairedTest {
+  size_t n = 0;
+  double mean_difference = NA, sd_difference = NA;  // of d = b - a
+  double t = NA, df = NA, p_value = NA;             // two-sided (scipy.stats.ttest_rel(b, a))
+  double ci_low = NA, ci_high = NA;                 // t interval of the mean difference
+  double effect_dz = NA;                            // mean / sd of the differences
+};
+PairedTest paired_t_test(std::span<const double> differences, double confidence = 0.95);
+
+// Seeds x items of each arm on the same items ([seed][item], every row as long as the item count). Each replicate
+// resamples the seeds of each arm independently, then the items once for both arms (they are the same items), and
+// takes mean(B) - mean(A) of the resampled cells. Percentile interval.
+Interval two_level_bootstrap(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b,
+                             const BootstrapOptions& options);
+
+// Holm's step-down adjusted p-values, in the order given (NaN stays NaN and does not count).
+std::vector<double> holm_adjust(std::span<const double> p_values);
+
+// ---- Student's t and power (Colas et al. 2018, methods.md §1.2) ----
+
+double student_t_cdf(double t, double df);
+double student_t_quantile(double p, double df);
+// Power of Welch's test with n seeds per arm to detect a difference `effect` given SDs s_a, s_b (Colas' compute_beta:
+// nu = (s_a^2 + s_b^2)^2 (n - 1) / (s_a^4 + s_b^4), power = 1 - F_nu(t_{1-alpha', nu} - effect / sqrt((s_a^2 +
+// s_b^2) / n)), alpha' = alpha / 2 when two-sided).
+double welch_power(double effect, double sd_a, double sd_b, size_t n, double alpha, bool two_sided);
+// Smallest n >= 2 with welch_power >= power; 0 when not reached by max_n.
+size_t seeds_needed(double effect, double sd_a, double sd_b, double alpha, double power, bool two_sided,
+                    size_t max_n = 100000);
+// The same for a paired test on n items whose differences have SD sd_d (nu = n - 1).
+double paired_power(double effect, double sd_d, size_t n, double alpha, bool two_sided);
+size_t items_needed(double effect, double sd_d, double alpha, double power, bool two_sided, size_t max_n = 10000000);
+
+}  // namespace rldk::evals

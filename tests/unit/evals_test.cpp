@@ -1,0 +1,158 @@
+// Numerics of rldk evals against values computed with rliable's definitions and SciPy (tests/python/test_evals.py
+// holds the same code to the real libraries on random inputs).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "rldk/evals.h"
+
+namespace rldk::evals {
+namespace {
+
+TEST(EvalsAggregates, IqmTrimsFloorOfAQuarterFromEachEnd) {
+  // 7 pooled scores: int(0.25 * 7) = 1 cut from each end, so the mean of the middle 5.
+  TaskScores s = {{1, 2, 3}, {100, -50, 4, 5}};
+  EXPECT_DOUBLE_EQ(aggregate_iqm(s), (1 + 2 + 3 + 4 + 5) / 5.0);
+  // 3 values: nothing is trimmed (int(0.75) = 0).
+  EXPECT_DOUBLE_EQ(aggregate_iqm({{1, 2, 9}}), 4.0);
+  std::vector<double> v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(trimmed_mean(v, 0.25), 2.5);
+}
+
+TEST(EvalsAggregates, MeanMedianAndOptimalityGapOfTaskMeans) {
+  TaskScores s = {{0.2, 0.4}, {0.9, 1.1}, {0.5, 0.5}};
+  EXPECT_DOUBLE_EQ(aggregate_mean(s), (0.3 + 1.0 + 0.5) / 3);
+  EXPECT_DOUBLE_EQ(aggregate_median(s), 0.5);
+  // min(x, 1) averaged over all six scores.
+  EXPECT_NEAR(optimality_gap(s), 1 - (0.2 + 0.4 + 0.9 + 1.0 + 0.5 + 0.5) / 6, 1e-15);
+}
+
+TEST(EvalsAggregates, ProbabilityOfImprovementCountsTiesAsHalf) {
+  TaskScores x = {{1, 2}, {5}};
+  TaskScores y = {{2, 0, 1}, {5}};
+  // Task 0: pairs (1,2)=0 (1,0)=1 (1,1)=.5 (2,2)=.5 (2,0)=1 (2,1)=1 -> 4/6; task 1: a tie, 1/2.
+  EXPECT_DOUBLE_EQ(probability_of_improvement(x, y), (4.0 / 6 + 0.5) / 2);
+  EXPECT_DOUBLE_EQ(probability_of_improvement(x, x), 0.5);
+}
+
+TEST(EvalsBootstrap, SameSeedSameIntervalAndIntervalCoversEstimate) {
+  TaskScores s = {{0.1, 0.5, 0.3, 0.7, 0.2}, {0.9, 0.4, 0.6, 0.8, 0.5}, {0.3, 0.2, 0.35, 0.1, 0.6}};
+  BootstrapOptions o;
+  o.reps = 2000;
+  o.seed = 7;
+  Interval a = stratified_bootstrap(s, Aggregate::iqm, o);
+  Interval b = stratified_bootstrap(s, Aggregate::iqm, o);
+  EXPECT_EQ(a.low, b.low);
+  EXPECT_EQ(a.high, b.high);
+  EXPECT_LT(a.low, a.estimate);
+  EXPECT_GT(a.high, a.estimate);
+  o.seed = 8;
+  Interval c = stratified_bootstrap(s, Aggregate::iqm, o);
+  EXPECT_NE(a.low, c.low);
+  o.method = IntervalMethod::bca;
+  Interval d = stratified_bootstrap(s, Aggregate::mean, o);
+  EXPECT_TRUE(d.note.empty()) << d.note;
+  EXPECT_LT(d.low, d.estimate);
+}
+
+TEST(EvalsBootstrap, MeanOfConstantValuesHasAZeroWidthInterval) {
+  std::vector<double> v(10, 0.5);
+  BootstrapOptions o;
+  o.reps = 500;
+  Interval i = bootstrap_mean(v, o);
+  EXPECT_EQ(i.low, 0.5);
+  EXPECT_EQ(i.high, 0.5);
+}
+
+TEST(EvalsProfiles, FractionAboveTauAveragedOverTasks) {
+  TaskScores s = {{0.1, 0.5}, {0.9, 0.7}};
+  std::vector<double> tau = {0.0, 0.6, 1.0};
+  BootstrapOptions o;
+  o.reps = 200;
+  Profile p = performance_profile(s, tau, o);
+  ASSERT_EQ(p.fraction.size(), 3u);
+  EXPECT_DOUBLE_EQ(p.fraction[0], 1.0);
+  EXPECT_DOUBLE_EQ(p.fraction[1], 0.5);
+  EXPECT_DOUBLE_EQ(p.fraction[2], 0.0);
+  EXPECT_LE(p.low[1], 0.5);
+  EXPECT_GE(p.high[1], 0.5);
+}
+
+TEST(EvalsTests, WelchMatchesScipy) {
+  std::vector<double> a = {0.61, 0.55, 0.70, 0.48, 0.66}, b = {0.72, 0.69, 0.81, 0.58, 0.77, 0.74};
+  WelchTest w = welch_t_test(a, b);
+  // scipy.stats.ttest_ind(b, a, equal_var=False) and its confidence_interval(0.95).
+  EXPECT_NEAR(w.t, 2.3299360928693895, 1e-12);
+  EXPECT_NEAR(w.df, 8.26021349124521, 1e-10);
+  EXPECT_NEAR(w.p_value, 0.04719377921486964, 1e-12);
+  EXPECT_NEAR(w.ci_low, 0.0018545630343485553, 1e-10);
+  EXPECT_NEAR(w.ci_high, 0.23481210363231803, 1e-10);
+}
+
+TEST(EvalsTests, MannWhitneyExactAndAsymptoticMatchScipy) {
+  std::vector<double> a = {0.61, 0.55, 0.70, 0.48, 0.66}, b = {0.72, 0.69, 0.81, 0.58, 0.77, 0.74};
+  MannWhitney m = mann_whitney_u(a, b);
+  EXPECT_TRUE(m.exact);
+  EXPECT_EQ(m.u, 26.0);
+  EXPECT_NEAR(m.p_value, 0.05194805194805195, 1e-12);
+  std::vector<double> a2 = {1, 2, 2, 3, 4, 5, 5, 6, 7, 8}, b2 = {2, 3, 3, 4, 6, 6, 7, 8, 9, 9, 10};
+  MannWhitney t = mann_whitney_u(a2, b2);
+  EXPECT_FALSE(t.exact);
+  EXPECT_EQ(t.u, 76.5);
+  EXPECT_NEAR(t.p_value, 0.13701329623456726, 1e-12);
+}
+
+TEST(EvalsTests, PairedTMatchesScipy) {
+  std::vector<double> d = {0.1, -0.05, 0.2, 0.15, 0.0, 0.3, 0.05};
+  PairedTest p = paired_t_test(d);
+  EXPECT_NEAR(p.t, 2.3521876807019253, 1e-12);
+  EXPECT_NEAR(p.p_value, 0.05688809016760291, 1e-12);
+  EXPECT_NEAR(p.ci_low, -0.004314714486867446, 1e-10);
+  EXPECT_NEAR(p.ci_high, 0.21860042877258173, 1e-10);
+}
+
+TEST(EvalsTests, StudentTMatchesScipy) {
+  EXPECT_NEAR(student_t_quantile(0.975, 3), 3.1824463052837078, 1e-11);
+  EXPECT_NEAR(student_t_quantile(0.05, 7.5), -1.8757474792112883, 1e-11);
+  EXPECT_NEAR(student_t_cdf(-1.3, 4.2), 0.13017877093782693, 1e-12);
+}
+
+TEST(EvalsTests, HolmStepDown) {
+  std::vector<double> p = {0.01, 0.04, 0.03, 0.005, NA};
+  std::vector<double> adj = holm_adjust(p);
+  EXPECT_DOUBLE_EQ(adj[0], 0.03);
+  EXPECT_DOUBLE_EQ(adj[1], 0.06);
+  EXPECT_DOUBLE_EQ(adj[2], 0.06);
+  EXPECT_DOUBLE_EQ(adj[3], 0.02);
+  EXPECT_TRUE(std::isnan(adj[4]));
+}
+
+TEST(EvalsPower, SeedsNeededTableOfMethods) {
+  // methods.md §1.2: seeds per arm for power 0.8 at effect d (equal SDs of 1), alpha 0.05.
+  const double d[] = {0.5, 0.8, 1.0, 1.5, 2.0, 3.0};
+  const size_t one_sided[] = {51, 21, 14, 7, 5, 3};
+  const size_t two_sided[] = {64, 26, 17, 9, 6, 4};
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(seeds_needed(d[i], 1, 1, 0.05, 0.8, false), one_sided[i]) << d[i];
+    EXPECT_EQ(seeds_needed(d[i], 1, 1, 0.05, 0.8, true), two_sided[i]) << d[i];
+  }
+  EXPECT_EQ(seeds_needed(0, 1, 1, 0.05, 0.8, true), 0u);
+  size_t n = items_needed(0.1, 1, 0.05, 0.8, true);
+  EXPECT_GE(paired_power(0.1, 1, n, 0.05, true), 0.8);
+  EXPECT_LT(paired_power(0.1, 1, n - 1, 0.05, true), 0.8);
+}
+
+TEST(EvalsTwoLevel, IntervalWidensWithSeedSpread) {
+  std::vector<std::vector<double>> a = {{0, 1, 0, 1, 1, 0, 1, 0}, {1, 1, 0, 1, 1, 0, 1, 0}};
+  std::vector<std::vector<double>> b = {{1, 1, 0, 1, 1, 1, 1, 0}, {1, 1, 1, 1, 1, 0, 1, 1}};
+  BootstrapOptions o;
+  o.reps = 2000;
+  Interval i = two_level_bootstrap(a, b, o);
+  EXPECT_NEAR(i.estimate, (13.0 - 9.0) / 16, 1e-15);
+  EXPECT_LT(i.low, i.estimate);
+  EXPECT_GT(i.high, i.estimate);
+}
+
+}  // namespace
+}  // namespace rldk::evals
