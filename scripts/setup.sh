@@ -2,7 +2,7 @@
 # Installs everything rldk needs to build and test, then rldk itself, into .venv/. Idempotent: a second run with
 # nothing changed only checks (a few seconds).
 #   1. Debian packages: compiler, CMake, Ninja and the C++ libraries (zlib, zstd, yaml-cpp, CLI11, GoogleTest),
-#      clang for the libFuzzer targets.
+#      clang for the libFuzzer targets, headless Chromium (and a font) to look at the HTML cards in the tests.
 #   2. A Python virtual environment .venv/ with the build and test requirements (requirements-dev.txt).
 #   3. `pip install .`: the Python package rldk and the native `rldk` command, rebuilt only when sources changed.
 set -euo pipefail
@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(g++ cmake ninja-build pkg-config zlib1g-dev libzstd-dev zstd libyaml-cpp-dev libcli11-dev libgtest-dev
               libcurl4-openssl-dev libsqlite3-dev
-              clang-14 libclang-rt-14-dev python3-venv)
+              clang-14 libclang-rt-14-dev python3-venv
+              chromium fonts-dejavu-core)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
