@@ -70,6 +70,13 @@ struct RewardHealthThresholds {
   double shortcut_r2_warning = 0, shortcut_r2_critical = 0;  // within-group r^2 of one feature
   double shortcut_p_value = 0;
   size_t shortcut_quotes = 0;              // highest-reward samples quoted per flagged feature
+  // calibration (preference pairs)
+  size_t calibration_min_pairs = 0;
+  size_t calibration_bins = 0;             // equal-width bins of confidence over [0.5, 1]
+  double calibration_ece_warning = 0, calibration_ece_critical = 0;
+  double calibration_accuracy_p_value = 0; // binomial test of accuracy against chance
+  size_t calibration_resamples = 0;        // bootstrap resamples for the ECE interval
+  size_t calibration_quotes = 0;           // most confidently wrong pairs quoted
   std::vector<ShortcutPhraseFeature> shortcut_phrases;  // the `features:` section, in file order
 };
 
@@ -243,6 +250,46 @@ struct RewardColumnHealth {
   ShortcutFeaturesCheck shortcut_features;
 };
 
+// One equal-width bin of the reliability diagram: pairs whose confidence max(p, 1 - p) falls in [lo, hi).
+struct CalibrationBin {
+  double lo = 0, hi = 0;
+  size_t pairs = 0;
+  double confidence = NO_VALUE;          // mean confidence
+  double accuracy = NO_VALUE;            // share of those pairs where the higher score was the preferred completion
+};
+
+// A pair the reward model got wrong with high confidence, quoted as evidence.
+struct MiscalibratedPair {
+  std::string source;
+  uint64_t row = 0;
+  double first_score = NO_VALUE, second_score = NO_VALUE;
+  double label = NO_VALUE;               // 1: the first was preferred, 0: the second
+  double confidence = NO_VALUE;          // sigma(|margin|): how sure the model was of the wrong side
+  std::string prompt, preferred, other;  // cut to the accumulator's quote_chars
+  bool text_truncated = false;
+};
+
+// calibration (methods.md §3.1): with preference pairs scored by the reward model, p = sigma(s_first - s_second)
+// is the Bradley-Terry probability that the first is preferred. Accuracy, log-loss, Brier, ECE over confidence
+// max(p, 1 - p) with its reliability diagram, and the temperature T that makes sigma(margin / T) calibrated.
+struct CalibrationCheck : RewardCheck {
+  size_t pairs = 0;                      // scored pairs with a 0/1 label (the ones measured)
+  size_t label_ties = 0;                 // label 0.5: left out
+  size_t unscored = 0;                   // a score missing or not finite: left out
+  size_t score_ties = 0;                 // equal scores: half right
+  double accuracy = NO_VALUE, accuracy_ci_low = NO_VALUE, accuracy_ci_high = NO_VALUE;  // Wilson interval
+  double accuracy_p_value = NO_VALUE;    // exact binomial test against 0.5, score ties left out
+  double log_loss = NO_VALUE, brier = NO_VALUE;
+  double ece = NO_VALUE, ece_ci_low = NO_VALUE, ece_ci_high = NO_VALUE;  // percentile bootstrap interval
+  double adaptive_ece = NO_VALUE;        // the same over equal-mass bins
+  double extreme_share = NO_VALUE;       // pairs with confidence above 0.99: no resolution left
+  double temperature = NO_VALUE;         // argmin_T log-loss of sigma(margin / T); NaN with temperature_reason
+  std::string temperature_reason;
+  double log_loss_at_temperature = NO_VALUE, ece_at_temperature = NO_VALUE;
+  std::vector<CalibrationBin> bins;
+  std::vector<MiscalibratedPair> confidently_wrong;
+};
+
 struct RewardHealthReport {
   std::string format;                    // from the sample reader
   size_t rows = 0;
@@ -252,6 +299,9 @@ struct RewardHealthReport {
   std::optional<double> range_lo, range_hi;  // as declared
   double confidence = NO_VALUE;          // level of the confidence intervals
   std::vector<RewardColumnHealth> columns;
+  size_t pairs = 0;                      // preference pairs read (files laid out as pairs)
+  std::string pair_format;
+  CalibrationCheck calibration;
   std::string verdict;                   // "fail" (a critical finding), "warn" (a warning), else "pass"
 };
 
@@ -261,7 +311,9 @@ struct RewardHealthReport {
 // highest-reward texts (ties broken toward longer completions, which the length outliers are), cut to
 // `quote_chars` characters. The phrase features are computed as samples arrive, so they are fixed here, not by
 // the thresholds later given to finish().
-class RewardHealthAccumulator : public SampleSink {
+// Preference pairs (PairSink) are kept as their score margin and label, about 12 bytes each, plus the
+// `kept_examples` most confidently wrong pairs as text.
+class RewardHealthAccumulator : public SampleSink, public PairSink {
  public:
   explicit RewardHealthAccumulator(
       size_t quote_chars = 400, size_t kept_examples = 256,
@@ -270,7 +322,9 @@ class RewardHealthAccumulator : public SampleSink {
 
   void on_schema(const SampleSchema& schema) override;
   void on_row(const SampleRow& row) override;
-  size_t rows() const;
+  void on_pair_format(const std::string& format) override;
+  void on_pair(const PairRow& pair) override;
+  size_t rows() const;  // samples; pairs are counted in the report
 
   // Runs every check on what was collected. May be called more than once (e.g. with other options).
   RewardHealthReport finish(const RewardHealthOptions& options) const;

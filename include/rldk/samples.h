@@ -25,6 +25,8 @@ namespace rldk {
 struct SampleColumns {
   std::string step, prompt, completion, group, advantage, gold;
   std::vector<std::string> rewards;  // reward columns; empty: every numeric column that plays no other role
+  // Preference pairs (see PairRow): the two completions, the reward model's score of each, and the label.
+  std::string first, second, first_score, second_score, label;
 };
 
 struct SampleReadOptions {
@@ -60,9 +62,28 @@ class SampleSink {
   virtual void on_row(const SampleRow& row) = 0;
 };
 
+// A preference pair: two completions of one prompt, which one was preferred (by a person, a judge, or by
+// construction in chosen/rejected data), and the reward model's score of each. Files with chosen/rejected (or
+// response_a/response_b and a label) columns are read as pairs; see docs/reward.md for the names recognised.
+struct PairRow {
+  std::string_view prompt, first, second;  // first = chosen or response A, second = rejected or response B
+  double first_score = 0, second_score = 0;  // NaN when absent
+  double label = 1;                          // 1: first preferred, 0: second, 0.5: a tie
+  std::string_view source;
+  uint64_t row = 0;
+};
+
+class PairSink {
+ public:
+  virtual ~PairSink() = default;
+  virtual void on_pair_format(const std::string& format) = 0;  // once per file, before its pairs
+  virtual void on_pair(const PairRow& pair) = 0;
+};
+
 // Reads a sample file or folder into `sink`. Bad rows and cells are reported in `diagnostics` (file:row) and
 // skipped; an error means nothing could be read (missing path, no sample columns, unreadable Parquet).
+// With `pairs`, files laid out as preference pairs go there instead (a folder may hold both kinds).
 Status read_samples(const std::string& path, const SampleReadOptions& options, SampleSink& sink,
-                    Diagnostics& diagnostics);
+                    Diagnostics& diagnostics, PairSink* pairs = nullptr);
 
 }  // namespace rldk

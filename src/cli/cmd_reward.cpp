@@ -36,7 +36,7 @@ int run_reward_health(const RewardCliOptions& opts, const char* me, bool length_
   RewardHealthAccumulator samples;
   Diagnostics diagnostics;
   for (const auto& source : opts.sources) {
-    Status status = read_samples(source, read, samples, diagnostics);
+    Status status = read_samples(source, read, samples, diagnostics, &samples);
     if (!status.ok()) {
       std::fprintf(stderr, "%s: %s\n", me, to_string(status.error()).c_str());
       return EXIT_INPUT_ERROR;
@@ -59,6 +59,8 @@ int run_reward_health(const RewardCliOptions& opts, const char* me, bool length_
           kept.suspicious_samples.reason = kept.shortcut_features.reason = "not run by `rldk reward length-bias`";
       column = std::move(kept);
     }
+    report.calibration = CalibrationCheck{};
+    report.calibration.reason = "not run by `rldk reward length-bias`";
     report.verdict = reward_health_verdict(report);
   }
   Json json = reward_health_json(report);
@@ -88,6 +90,18 @@ void add_health_options(CLI::App* cmd, const std::shared_ptr<RewardCliOptions>& 
   cmd->add_option("--step-col", o->columns.step, "Step column (default: step, global_step; else the file name's number)");
   cmd->add_option("--group-col", o->columns.group, "GRPO group column (default: group, uid; else the prompt)");
   cmd->add_option("--gold,--gold-col", o->columns.gold, "Gold/judge score column (default: gold, gold_score, judge_score)");
+  cmd->add_option("--chosen-col", o->columns.first,
+                  "Preference pairs: the preferred (or A) completion column (default: chosen, response_a)");
+  cmd->add_option("--rejected-col", o->columns.second,
+                  "Preference pairs: the other (or B) completion column (default: rejected, response_b)");
+  cmd->add_option("--chosen-score-col", o->columns.first_score,
+                  "Preference pairs: the reward model's score of the chosen/A completion (default: chosen_score, "
+                  "score_chosen, reward_chosen, score_a)");
+  cmd->add_option("--rejected-score-col", o->columns.second_score,
+                  "Preference pairs: the score of the rejected/B completion (default: rejected_score, score_b, ...)");
+  cmd->add_option("--label-col", o->columns.label,
+                  "Preference pairs: which completion was preferred, 1/a = the first, 0/b = the second, 0.5/tie "
+                  "(default: label, preference, winner; chosen/rejected pairs need none)");
   cmd->add_option("--reward-range", o->range, "The reward's declared range LO HI (default: the observed one)")
       ->expected(2)
       ->check(CLI::Number);

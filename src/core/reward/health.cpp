@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reward/report_parts.h"
 #include "reward/sample_table.h"
 #include "stats/robust.h"
 
@@ -16,31 +17,17 @@ const char* reward_check_status_name(RewardCheckStatus status) {
   return "not_measurable";
 }
 
-namespace {
-
-// Every check of a column, in report order.
-template <class Visit>
-void for_each_check(const RewardColumnHealth& c, Visit visit) {
-  visit(static_cast<const RewardCheck&>(c.saturation));
-  visit(static_cast<const RewardCheck&>(c.zero_variance_groups));
-  visit(static_cast<const RewardCheck&>(c.length_bias));
-  visit(static_cast<const RewardCheck&>(c.drift));
-  visit(static_cast<const RewardCheck&>(c.gold));
-  visit(static_cast<const RewardCheck&>(c.suspicious_samples));
-  visit(static_cast<const RewardCheck&>(c.shortcut_features));
-}
-
-}  // namespace
-
 std::string reward_health_verdict(const RewardHealthReport& report) {
   bool critical = false, warning = false;
+  auto judge = [&](const RewardCheck& check) {
+    if (check.status != RewardCheckStatus::finding) return;
+    critical = critical || check.severity == Severity::critical;
+    warning = warning || check.severity == Severity::warning;
+  };
   for (const auto& column : report.columns) {
-    for_each_check(column, [&](const RewardCheck& check) {
-      if (check.status != RewardCheckStatus::finding) return;
-      critical = critical || check.severity == Severity::critical;
-      warning = warning || check.severity == Severity::warning;
-    });
+    for (const auto& [name, check] : reward::checks_of(column)) judge(*check);
   }
+  judge(report.calibration);
   return critical ? "fail" : warning ? "warn" : "pass";
 }
 
@@ -87,6 +74,9 @@ RewardHealthReport RewardHealthAccumulator::finish(const RewardHealthOptions& op
     h.shortcut_features = reward::check_shortcut_features(data, s, column, t);
     r.columns.push_back(std::move(h));
   }
+  r.pairs = s.pair_margin.size();
+  r.pair_format = s.pair_format;
+  r.calibration = reward::check_calibration(s, t);
   r.verdict = reward_health_verdict(r);
   return r;
 }

@@ -87,11 +87,62 @@ void column_section(HtmlPage& page, const RewardColumnHealth& c) {
   }
 }
 
+void calibration_section(HtmlPage& page, const RewardHealthReport& report) {
+  const CalibrationCheck& c = report.calibration;
+  page.heading("Preference pairs");
+  page.facts({{"pairs", std::to_string(report.pairs)}, {"read as", report.pair_format}});
+  page.table({"status", "check", "result"},
+             {{status_text(c), "calibration",
+               c.status == RewardCheckStatus::not_measurable ? c.reason : c.message}},
+             {tone_of(c)});
+  if (c.status == RewardCheckStatus::not_measurable) return;
+  using reward::format_number;
+  page.facts({{"accuracy", format_number(c.accuracy) + " [" + format_number(c.accuracy_ci_low) + ", " +
+                               format_number(c.accuracy_ci_high) + "]"},
+              {"log-loss", format_number(c.log_loss)},
+              {"Brier", format_number(c.brier)},
+              {"ECE", format_number(c.ece) + " [" + format_number(c.ece_ci_low) + ", " + format_number(c.ece_ci_high) + "]"},
+              {"temperature", c.temperature_reason.empty() ? format_number(c.temperature) : "n/a"}});
+  // The reliability diagram: accuracy against mean confidence per bin; on the diagonal, sigma(margin) is a
+  // probability.
+  LineChart chart;
+  chart.title = "reliability: accuracy vs confidence (pairs per bin in the table below)";
+  chart.x_label = "confidence max(p, 1 - p)";
+  chart.y_label = "accuracy";
+  ChartSeries observed{"reward model", {}, {}, false}, ideal{"calibrated", {0.5, 1.0}, {0.5, 1.0}, true};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& b : c.bins) {
+    if (b.pairs > 0) {
+      observed.steps.push_back(b.confidence);
+      observed.values.push_back(b.accuracy);
+    }
+    rows.push_back({format_number(b.lo, 2) + " to " + format_number(b.hi, 2), std::to_string(b.pairs),
+                    format_number(b.confidence), format_number(b.accuracy)});
+  }
+  chart.series = {observed, ideal};
+  page.chart(chart);
+  page.table({"confidence bin", "pairs", "mean confidence", "accuracy"}, rows);
+  if (!c.confidently_wrong.empty()) {
+    page.heading("Most confidently wrong pairs", 3);
+    for (const auto& w : c.confidently_wrong) {
+      page.callout(w.source + " row " + std::to_string(w.row),
+                   "scores " + format_number(w.first_score) + " vs " + format_number(w.second_score) + ": " +
+                       format_number(100 * w.confidence) + "% sure of the completion that was not preferred",
+                   {}, ChartTone::Warning);
+      page.code("prompt: " + w.prompt + "\n\npreferred: " + w.preferred + "\n\nscored higher: " + w.other +
+                (w.text_truncated ? " [...]" : ""));
+    }
+  }
+}
+
 }  // namespace
 
 std::string reward_health_html(const RewardHealthReport& report) {
-  HtmlPage page("Reward card", report.format + ", " + std::to_string(report.rows) + " samples over " +
-                                   std::to_string(report.steps) + " steps");
+  std::string subtitle = report.rows > 0 || report.pairs == 0
+                             ? report.format + ", " + std::to_string(report.rows) + " samples over " +
+                                   std::to_string(report.steps) + " steps"
+                             : report.pair_format + ", " + std::to_string(report.pairs) + " preference pairs";
+  HtmlPage page("Reward card", subtitle);
   std::string verdict = reward_health_verdict(report);
   size_t findings = 0;
   for (const auto& c : report.columns) {
@@ -99,6 +150,7 @@ std::string reward_health_html(const RewardHealthReport& report) {
       findings += check->status == RewardCheckStatus::finding && check->severity != Severity::info;
     }
   }
+  findings += report.calibration.status == RewardCheckStatus::finding && report.calibration.severity != Severity::info;
   page.verdict(verdict == "pass" ? "PASS" : verdict == "warn" ? "WARN" : "FAIL",
                verdict == "pass" ? "No check found a warning or a critical problem."
                                  : std::to_string(findings) + " warning or critical finding(s); see below.",
@@ -108,6 +160,7 @@ std::string reward_health_html(const RewardHealthReport& report) {
               {"groups", report.has_group ? "group column" : "prompt text (GRPO)"},
               {"gold score", report.has_gold ? "present" : "absent"}});
   for (const auto& c : report.columns) column_section(page, c);
+  if (report.pairs > 0) calibration_section(page, report);
   page.muted("Formulas and thresholds: docs/reward.md (rldk.reward-health/v1).");
   return page.str();
 }

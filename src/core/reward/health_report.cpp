@@ -185,6 +185,57 @@ Json shortcut_json(const ShortcutFeaturesCheck& c) {
   return j;
 }
 
+Json calibration_json(const CalibrationCheck& c) {
+  Json j = check_json(c);
+  j["pairs"] = c.pairs;
+  j["label_ties"] = c.label_ties;
+  j["unscored"] = c.unscored;
+  j["score_ties"] = c.score_ties;
+  j["accuracy"] = json_number(c.accuracy);
+  j["accuracy_ci_low"] = json_number(c.accuracy_ci_low);
+  j["accuracy_ci_high"] = json_number(c.accuracy_ci_high);
+  j["accuracy_p_value"] = json_number(c.accuracy_p_value);
+  j["log_loss"] = json_number(c.log_loss);
+  j["brier"] = json_number(c.brier);
+  j["ece"] = json_number(c.ece);
+  j["ece_ci_low"] = json_number(c.ece_ci_low);
+  j["ece_ci_high"] = json_number(c.ece_ci_high);
+  j["adaptive_ece"] = json_number(c.adaptive_ece);
+  j["extreme_share"] = json_number(c.extreme_share);
+  j["temperature"] = json_number(c.temperature);
+  j["temperature_reason"] = c.temperature_reason.empty() ? Json(nullptr) : Json(c.temperature_reason);
+  j["log_loss_at_temperature"] = json_number(c.log_loss_at_temperature);
+  j["ece_at_temperature"] = json_number(c.ece_at_temperature);
+  Json bins = Json::Array{};
+  for (const auto& b : c.bins) {
+    Json bin;
+    bin["lo"] = b.lo;
+    bin["hi"] = b.hi;
+    bin["pairs"] = b.pairs;
+    bin["confidence"] = json_number(b.confidence);
+    bin["accuracy"] = json_number(b.accuracy);
+    bins.push_back(std::move(bin));
+  }
+  j["bins"] = std::move(bins);
+  Json wrong = Json::Array{};
+  for (const auto& w : c.confidently_wrong) {
+    Json x;
+    x["source"] = w.source;
+    x["row"] = w.row;
+    x["first_score"] = json_number(w.first_score);
+    x["second_score"] = json_number(w.second_score);
+    x["label"] = json_number(w.label);
+    x["confidence"] = json_number(w.confidence);
+    x["prompt"] = w.prompt;
+    x["preferred"] = w.preferred;
+    x["other"] = w.other;
+    x["text_truncated"] = w.text_truncated;
+    wrong.push_back(std::move(x));
+  }
+  j["confidently_wrong"] = std::move(wrong);
+  return j;
+}
+
 std::string fixed(double v, int digits = 3) { return reward::format_number(v, digits); }
 
 std::string status_cell(const RewardCheck& c) {
@@ -197,6 +248,41 @@ void check_row(std::string& md, const char* name, const RewardCheck& c) {
         md_text(c.status == RewardCheckStatus::not_measurable ? "not measurable: " + c.reason : c.message) + " |\n";
 }
 
+
+std::string calibration_markdown(const CalibrationCheck& c, size_t pairs, const std::string& format) {
+  std::string md = "\n## Preference pairs\n\n" + std::to_string(pairs) + " pairs";
+  if (!format.empty()) md += ", read as " + md_text(format);
+  md += ".\n\n| check | status | result |\n|---|---|---|\n";
+  check_row(md, "calibration", c);
+  if (c.status == RewardCheckStatus::not_measurable) return md;
+  md += "\n| measure | value |\n|---|---|\n";
+  md += "| accuracy | " + fixed(c.accuracy) + " [" + fixed(c.accuracy_ci_low) + ", " + fixed(c.accuracy_ci_high) +
+        "], binomial p = " + fixed(c.accuracy_p_value, 2) + " |\n";
+  md += "| log-loss | " + fixed(c.log_loss) + " (at the fitted temperature " + fixed(c.log_loss_at_temperature) + ") |\n";
+  md += "| Brier | " + fixed(c.brier) + " |\n";
+  md += "| ECE | " + fixed(c.ece) + " [" + fixed(c.ece_ci_low) + ", " + fixed(c.ece_ci_high) + "]; equal-mass bins " +
+        fixed(c.adaptive_ece) + "; at the fitted temperature " + fixed(c.ece_at_temperature) + " |\n";
+  md += "| fitted temperature | " + (c.temperature_reason.empty() ? fixed(c.temperature) : md_text(c.temperature_reason)) + " |\n";
+  md += "| pairs with confidence > 0.99 | " + fixed(100 * c.extreme_share) + "% |\n";
+  md += "| left out | " + std::to_string(c.label_ties) + " tied labels, " + std::to_string(c.unscored) +
+        " unscored; " + std::to_string(c.score_ties) + " equal scores counted as half right |\n";
+  md += "\nReliability (confidence bins over [0.5, 1]):\n\n| confidence bin | pairs | mean confidence | accuracy |\n|---|---|---|---|\n";
+  for (const auto& b : c.bins) {
+    md += "| " + fixed(b.lo) + " to " + fixed(b.hi) + " | " + std::to_string(b.pairs) + " | " + fixed(b.confidence) +
+          " | " + fixed(b.accuracy) + " |\n";
+  }
+  if (!c.confidently_wrong.empty()) {
+    md += "\n### Most confidently wrong pairs\n";
+    for (const auto& w : c.confidently_wrong) {
+      md += "\n- " + md_code(w.source) + " row " + std::to_string(w.row) + ": scores " + fixed(w.first_score) + " vs " +
+            fixed(w.second_score) + ", " + fixed(100 * w.confidence) + "% sure of the side that was not preferred" +
+            (w.text_truncated ? " (texts truncated)" : "") + "\n";
+      md += "\n  > prompt: " + md_code(w.prompt) + "\n  >\n  > preferred: " + md_code(w.preferred) +
+            "\n  >\n  > scored higher: " + md_code(w.other) + "\n";
+    }
+  }
+  return md;
+}
 
 }  // namespace
 
@@ -252,17 +338,33 @@ Json reward_health_json(const RewardHealthReport& r) {
     }
   }
   doc["columns"] = columns;
+  doc["pairs"] = r.pairs;
+  doc["pair_format"] = r.pair_format.empty() ? Json(nullptr) : Json(r.pair_format);
+  doc["calibration"] = calibration_json(r.calibration);
+  if (r.calibration.status == RewardCheckStatus::finding) {
+    Json f;
+    f["check"] = "calibration";
+    f["reward"] = nullptr;  // pairs carry their own scores, not a reward column
+    f["severity"] = severity_name(r.calibration.severity);
+    f["message"] = r.calibration.message;
+    findings.push_back(std::move(f));
+  }
   doc["findings"] = std::move(findings);
   return doc;
 }
 
 std::string reward_health_markdown(const RewardHealthReport& r) {
   std::string verdict = reward_health_verdict(r);
-  std::string md = "# rldk reward health\n\nVerdict: **" + verdict + "**. " + std::to_string(r.rows) +
-                   " samples over " + std::to_string(r.steps) + " step(s) (" + std::to_string(r.first_step) + " to " +
-                   std::to_string(r.last_step) + "), " + std::to_string(r.columns.size()) + " reward column(s)";
-  if (!r.format.empty()) md += ", read as " + md_text(r.format);
-  md += ".\n";
+  std::string md = "# rldk reward health\n\nVerdict: **" + verdict + "**.";
+  if (r.rows > 0 || r.pairs == 0) {
+    md += " " + std::to_string(r.rows) + " samples over " + std::to_string(r.steps) + " step(s) (" +
+          std::to_string(r.first_step) + " to " + std::to_string(r.last_step) + "), " +
+          std::to_string(r.columns.size()) + " reward column(s)";
+    if (!r.format.empty()) md += ", read as " + md_text(r.format);
+    md += ".";
+  }
+  if (r.pairs > 0) md += " " + std::to_string(r.pairs) + " preference pairs.";
+  md += "\n";
   if (r.range_lo && r.range_hi) md += "\nDeclared reward range: [" + fixed(*r.range_lo) + ", " + fixed(*r.range_hi) + "].\n";
   for (const auto& c : r.columns) {
     md += "\n## Reward " + md_code(c.name) + "\n\n";
@@ -324,6 +426,7 @@ std::string reward_health_markdown(const RewardHealthReport& r) {
       }
     }
   }
+  if (r.pairs > 0) md += calibration_markdown(r.calibration, r.pairs, r.pair_format);
   return md;
 }
 

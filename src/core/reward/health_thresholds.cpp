@@ -115,6 +115,13 @@ Result<RewardHealthThresholds> reward_health_thresholds_from_yaml(std::string_vi
     r.get("shortcut", "r2_critical", t.shortcut_r2_critical);
     r.get("shortcut", "p_value", t.shortcut_p_value);
     r.get("shortcut", "quotes", t.shortcut_quotes);
+    r.get("calibration", "min_pairs", t.calibration_min_pairs);
+    r.get("calibration", "bins", t.calibration_bins);
+    r.get("calibration", "ece_warning", t.calibration_ece_warning);
+    r.get("calibration", "ece_critical", t.calibration_ece_critical);
+    r.get("calibration", "accuracy_p_value", t.calibration_accuracy_p_value);
+    r.get("calibration", "resamples", t.calibration_resamples);
+    r.get("calibration", "quotes", t.calibration_quotes);
     r.get_phrases("features", t.shortcut_phrases);
     r.reject_unknown();
   } catch (const std::exception& e) {
@@ -135,6 +142,15 @@ Result<RewardHealthThresholds> reward_health_thresholds_from_yaml(std::string_vi
   if (!shortcut_ok) {
     return Error{ErrorCode::invalid_argument,
                  "shortcut thresholds need 0 < r2_warning <= r2_critical < 1 and p_value in (0, 1)", origin};
+  }
+  bool calibration_ok = t.calibration_bins >= 1 && t.calibration_ece_warning > 0 &&
+                        t.calibration_ece_warning <= t.calibration_ece_critical && t.calibration_ece_critical < 0.5 &&
+                        t.calibration_accuracy_p_value > 0 && t.calibration_accuracy_p_value < 1 &&
+                        t.calibration_resamples >= 10;
+  if (!calibration_ok) {
+    return Error{ErrorCode::invalid_argument,
+                 "calibration thresholds need bins >= 1, 0 < ece_warning <= ece_critical < 0.5, accuracy_p_value in "
+                 "(0, 1) and resamples >= 10", origin};
   }
   // Phrase features share one namespace with the built-in ones (they are columns of one table), and the joint fit
   // solves a k x k system per reward column: a few dozen features is plenty.

@@ -100,6 +100,45 @@ void RewardHealthAccumulator::on_row(const SampleRow& row) {
   }
 }
 
+void RewardHealthAccumulator::on_pair_format(const std::string& format) {
+  if (state_->pair_format.empty()) state_->pair_format = format;
+}
+
+void RewardHealthAccumulator::on_pair(const PairRow& pair) {
+  State& s = *state_;
+  double margin = pair.first_score - pair.second_score;  // NaN when either is missing
+  s.pair_margin.push_back(std::isfinite(margin) ? margin : NaN);
+  s.pair_label.push_back(static_cast<float>(pair.label));
+  if (!std::isfinite(margin) || pair.label == 0.5 || margin == 0 || (margin > 0) == (pair.label == 1)) return;
+  // Wrong: keep it if it is among the most confident wrong pairs (a heap with the least confident on top).
+  auto less_confident = [](const MiscalibratedPair& a, const MiscalibratedPair& b) { return a.confidence > b.confidence; };
+  double confidence = 1 / (1 + std::exp(-std::abs(margin)));
+  auto& heap = s.wrong;
+  bool full = heap.size() >= s.kept_limit;
+  if (s.kept_limit == 0 || (full && confidence <= heap.front().confidence)) return;
+  MiscalibratedPair w;
+  w.source = std::string(pair.source);
+  w.row = pair.row;
+  w.first_score = pair.first_score;
+  w.second_score = pair.second_score;
+  w.label = pair.label;
+  w.confidence = confidence;
+  bool cut = false, any_cut = false;
+  w.prompt = reward::truncate_chars(pair.prompt, s.quote_chars, cut);
+  any_cut = cut;
+  w.preferred = reward::truncate_chars(pair.label == 1 ? pair.first : pair.second, s.quote_chars, cut);
+  any_cut = any_cut || cut;
+  w.other = reward::truncate_chars(pair.label == 1 ? pair.second : pair.first, s.quote_chars, cut);
+  w.text_truncated = any_cut || cut;
+  if (full) {
+    std::pop_heap(heap.begin(), heap.end(), less_confident);
+    heap.back() = std::move(w);
+  } else {
+    heap.push_back(std::move(w));
+  }
+  std::push_heap(heap.begin(), heap.end(), less_confident);
+}
+
 namespace reward {
 
 ColumnData column_data(const RewardHealthAccumulator::State& state, size_t column) {

@@ -47,6 +47,12 @@ struct RewardHealthAccumulator::State {
 
   std::vector<std::string> sources;
   std::vector<std::vector<KeptExample>> kept;  // [column], heap with the lowest (reward, words) on top
+
+  // Preference pairs: per pair the score margin (first - second; NaN when a score is missing) and the label.
+  std::string pair_format;
+  std::vector<double> pair_margin;
+  std::vector<float> pair_label;
+  std::vector<MiscalibratedPair> wrong;  // heap of the most confidently wrong pairs, the least confident on top  // [column], heap with the lowest (reward, words) on top
   std::vector<uint64_t> hash_scratch;
 };
 
@@ -84,6 +90,8 @@ DriftCheck check_drift(const ColumnData& column, const RewardHealthAccumulator::
                        const StepWindows& windows, const RewardHealthThresholds& thresholds);
 GoldCheck check_gold(const ColumnData& column, const RewardHealthAccumulator::State& state,
                      const RewardHealthThresholds& thresholds);
+CalibrationCheck check_calibration(const RewardHealthAccumulator::State& state,
+                                   const RewardHealthThresholds& thresholds);
 SuspiciousCheck check_suspicious(const ColumnData& column, const RewardHealthAccumulator::State& state, size_t column_index,
                                  const RewardHealthThresholds& thresholds);
 ShortcutFeaturesCheck check_shortcut_features(const ColumnData& column, const RewardHealthAccumulator::State& state,

@@ -3,7 +3,10 @@
 // pairs. Format readers (JSONL, Parquet, ...) know nothing of either; read_table() picks the reader per file.
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +39,14 @@ class CellSink {
   virtual void end_row(uint64_t row) = 0;
   virtual uint64_t rows() const = 0;
 };
+
+// Whether a column is called one of `names` (compared lower-cased): column roles are found by the names TRL,
+// verl, OpenRLHF and hand-written score files use.
+inline bool column_named(std::string_view name, std::initializer_list<std::string_view> names) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return std::find(names.begin(), names.end(), lower) != names.end();
+}
 
 // Reads a file, or a folder's sample files in step order (a trainer's output folder is read through its
 // completions/ folder), each sniffed by content, into `sink`. One damaged file of a folder is reported in

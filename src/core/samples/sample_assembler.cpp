@@ -6,12 +6,7 @@
 namespace rldk::samples {
 namespace {
 
-// Column names by role, as TRL, verl, OpenRLHF and hand-written score files spell them (compared lower-cased).
-bool named(std::string_view name, std::initializer_list<std::string_view> names) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  return std::find(names.begin(), names.end(), lower) != names.end();
-}
+constexpr auto named = column_named;
 
 // Numbers in sample files that describe a sample but do not score it.
 bool bookkeeping(std::string_view name) {
