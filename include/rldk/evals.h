@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -151,5 +152,127 @@ size_t seeds_needed(double effect, double sd_a, double sd_b, double alpha, doubl
 // The same for a paired test on n items whose differences have SD sd_d (nu = n - 1).
 double paired_power(double effect, double sd_d, size_t n, double alpha, bool two_sided);
 size_t items_needed(double effect, double sd_d, double alpha, double power, bool two_sided, size_t max_n = 10000000);
+
+// ---- eval results: what the commands read ----
+
+// Column names to use instead of the ones found by name (see eval_table.cpp). Empty: found automatically.
+struct EvalColumns {
+  std::string arm, seed, task, item, score;
+};
+
+struct EvalCell {
+  uint32_t arm = 0, task = 0;
+  std::string seed;  // as written ("" when the source has no seed column: one run)
+  std::string item;  // "" when the source has no item column (one score per run and task)
+  double score = NA;
+};
+
+// Eval results of several arms (checkpoints, algorithms), long form: one score per arm, seed, task (and item).
+struct EvalData {
+  std::vector<std::string> arms, tasks, sources;
+  std::vector<EvalCell> cells;
+  uint32_t arm_index(const std::string& name);
+  uint32_t task_index(const std::string& name);
+};
+
+struct EvalReadOptions {
+  EvalColumns columns;
+  // Arm of rows without an arm column: this name, else the file's stem (each file one checkpoint).
+  std::string arm;
+};
+
+// A results table (arm, seed, task, score: rliable's input) or per-item eval outputs (item id, task, score or
+// correct), as CSV, JSONL (gzip/zstd too) or Parquet, or a folder of them. Rows without a score are reported in
+// diagnostics and skipped; an error when the file cannot be read or has no score column.
+Status read_eval_results(const std::string& path, const EvalReadOptions& options, EvalData& data,
+                         Diagnostics& diagnostics);
+
+enum class EvalAt { last, best, step };
+
+struct RunEvalOptions {
+  EvalAt at = EvalAt::last;
+  int64_t step = 0;                            // with EvalAt::step: the last eval at or before it
+  std::string arm;                             // default: the path's stem
+  std::vector<std::string> lower_is_better;    // which metrics' best is their minimum (default: names with "loss")
+};
+
+// `eval/*` metrics of run logs (every format rldk reads): each run of `path` is one seed of the arm, each metric
+// one task, scored at the last, best or chosen evaluation.
+Status read_run_evals(const std::string& path, const RunEvalOptions& options, EvalData& data,
+                      Diagnostics& diagnostics);
+
+// ---- the report ----
+
+enum class Direction { higher, lower };
+
+struct EvalsOptions {
+  std::string a, b;                           // arms to compare (default: the first two read)
+  std::vector<std::string> lower_is_better;   // tasks whose lower scores are better; every other is higher
+  BootstrapOptions bootstrap{.reps = 10000};  // the interval method applies to the paired and aggregate intervals
+  double margin = 0;         // --gate: exit 1 when B is worse than A by more than this, at the stated confidence
+  double effect = NA;        // smallest improvement worth detecting, for power (default: margin, else observed)
+  double power = 0.8;        // wanted power of the seeds/items-needed figures
+  double gamma = 1;          // optimality-gap threshold
+  size_t profile_points = 41;
+  size_t profile_reps = 2000;
+  size_t min_bootstrap_seeds = 10;  // below this, a bootstrap over seeds makes no significance claim
+  bool compare = true;       // false: aggregates only (`rldk evals aggregate`)
+};
+
+struct ArmSummary {
+  std::string arm;
+  size_t tasks = 0, runs_min = 0, runs_max = 0;  // runs (seeds) per task
+  Interval mean, median, iqm, optimality_gap;
+  Profile profile;
+};
+
+// Aggregates are taken over the tasks of one direction only.
+struct DirectionSummary {
+  Direction direction = Direction::higher;
+  std::vector<std::string> tasks;
+  std::vector<ArmSummary> arms;
+  Interval probability_of_improvement;  // P(B better than A), runs of each task compared
+  std::vector<std::string> notes;
+};
+
+struct TaskComparison {
+  std::string task;
+  Direction direction = Direction::higher;
+  std::string design;  // "paired" | "seeds" | "two-level" | "unpaired-items"
+  size_t seeds_a = 0, seeds_b = 0, items = 0;  // items: paired (shared) items, or items per arm when unpaired
+  double mean_a = NA, mean_b = NA;
+  double improvement = NA;          // in the task's direction: mean_b - mean_a, negated when lower is better
+  double ci_low = NA, ci_high = NA; // of the improvement
+  std::string interval;             // how the interval was made
+  double p_value = NA, p_holm = NA; // two-sided, and Holm-adjusted across the compared tasks
+  double gate_p = NA, gate_p_holm = NA;  // one-sided: is B worse than A by more than the margin?
+  std::optional<WelchTest> welch;
+  std::optional<EffectSize> hedges_g;
+  std::optional<MannWhitney> mann_whitney;
+  std::optional<PairedTest> paired;
+  double effect_for_power = NA, power = NA;
+  size_t needed = 0;                // seeds per arm (seeds, two-level) or items (paired) for that power; 0 unknown
+  std::string verdict;              // "better" | "worse" | "no detectable difference" | "inconclusive"
+  std::vector<std::string> warnings;
+};
+
+struct EvalsReport {
+  std::string a, b;
+  std::vector<std::string> arms, sources;
+  EvalsOptions options;
+  std::vector<DirectionSummary> summaries;
+  std::vector<TaskComparison> tasks;
+  bool gate_failed = false;
+  std::vector<std::string> gate_reasons;  // which task, by how much
+  std::string verdict;  // "better" | "worse" | "mixed" | "no detectable difference" | "inconclusive" | "aggregate"
+  std::string summary;
+  std::vector<std::string> warnings;
+};
+
+// Errors: fewer than two arms when comparing, an unknown arm name, no task both arms have.
+Result<EvalsReport> evaluate(const EvalData& data, const EvalsOptions& options);
+Json evals_json(const EvalsReport& report);
+std::string evals_markdown(const EvalsReport& report);
+std::string evals_html(const EvalsReport& report);
 
 }  // namespace rldk::evals

@@ -30,5 +30,6 @@ void add_diff_command(CLI::App& app, int& exit_code);
 void add_check_determinism_command(CLI::App& app, int& exit_code);
 void add_replay_command(CLI::App& app, int& exit_code);
 void add_reward_command(CLI::App& app, int& exit_code);
+void add_evals_command(CLI::App& app, int& exit_code);
 
 }  // namespace rldk::cli

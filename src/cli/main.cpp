@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   rldk::cli::add_check_determinism_command(app, exit_code);
   rldk::cli::add_replay_command(app, exit_code);
   rldk::cli::add_reward_command(app, exit_code);
+  rldk::cli::add_evals_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

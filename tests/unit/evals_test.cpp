@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "rldk/evals.h"
@@ -152,6 +154,104 @@ TEST(EvalsTwoLevel, IntervalWidensWithSeedSpread) {
   EXPECT_NEAR(i.estimate, (13.0 - 9.0) / 16, 1e-15);
   EXPECT_LT(i.low, i.estimate);
   EXPECT_GT(i.high, i.estimate);
+}
+
+}  // namespace
+}  // namespace rldk::evals
+
+namespace rldk::evals {
+namespace {
+
+EvalData data_of(const std::vector<std::tuple<std::string, std::string, std::string, std::string, double>>& rows) {
+  EvalData d;
+  for (const auto& [arm, seed, task, item, score] : rows) {
+    EvalCell c;
+    c.arm = d.arm_index(arm);
+    c.task = d.task_index(task);
+    c.seed = seed;
+    c.item = item;
+    c.score = score;
+    d.cells.push_back(c);
+  }
+  return d;
+}
+
+TEST(EvalsReport, DesignFollowsTheData) {
+  std::vector<std::tuple<std::string, std::string, std::string, std::string, double>> rows;
+  for (int i = 0; i < 40; ++i) {
+    std::string item = std::to_string(i);
+    rows.emplace_back("a", "", "paired_task", item, i % 3 == 0 ? 1.0 : 0.0);
+    rows.emplace_back("b", "", "paired_task", item, i % 3 == 0 || i % 5 == 0 ? 1.0 : 0.0);
+  }
+  for (int s = 0; s < 4; ++s) {
+    rows.emplace_back("a", std::to_string(s), "seed_task", "", 0.5 + 0.01 * s);
+    rows.emplace_back("b", std::to_string(s), "seed_task", "", 0.3 + 0.01 * s);  // lower is better here
+  }
+  EvalsOptions o;
+  o.bootstrap.reps = 1000;
+  o.lower_is_better = {"seed_task"};
+  o.margin = 0.05;
+  auto r = evaluate(data_of(rows), o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->tasks.size(), 2u);
+  const TaskComparison& paired = r->tasks[0];
+  EXPECT_EQ(paired.design, "paired");
+  EXPECT_EQ(paired.items, 40u);
+  EXPECT_TRUE(paired.paired.has_value());
+  EXPECT_GT(paired.improvement, 0);
+  const TaskComparison& seeds = r->tasks[1];
+  EXPECT_EQ(seeds.design, "seeds");
+  EXPECT_EQ(seeds.direction, Direction::lower);
+  EXPECT_NEAR(seeds.improvement, 0.2, 1e-12);  // B's scores are lower, and lower is better
+  EXPECT_EQ(seeds.verdict, "better");
+  EXPECT_FALSE(r->gate_failed);
+  // Aggregates never mix directions: one summary per direction.
+  ASSERT_EQ(r->summaries.size(), 2u);
+  EXPECT_EQ(r->summaries[0].tasks, std::vector<std::string>{"paired_task"});
+  EXPECT_EQ(r->summaries[1].tasks, std::vector<std::string>{"seed_task"});
+  EXPECT_TRUE(std::isnan(r->summaries[1].arms[0].optimality_gap.estimate));
+  // Swapping the arms makes B worse beyond the margin: the gate fails and names the task.
+  o.a = "b";
+  o.b = "a";
+  auto swapped = evaluate(data_of(rows), o);
+  ASSERT_TRUE(swapped.ok());
+  EXPECT_TRUE(swapped->gate_failed);
+  ASSERT_FALSE(swapped->gate_reasons.empty());
+  EXPECT_EQ(swapped->gate_reasons[0].rfind("seed_task", 0), 0u);
+}
+
+TEST(EvalsReport, TwoLevelWithFewSeedsMakesNoClaim) {
+  std::vector<std::tuple<std::string, std::string, std::string, std::string, double>> rows;
+  for (int s = 0; s < 3; ++s) {
+    for (int i = 0; i < 30; ++i) {
+      rows.emplace_back("a", std::to_string(s), "t", std::to_string(i), (i + s) % 2);
+      rows.emplace_back("b", std::to_string(s), "t", std::to_string(i), (i + s) % 3 ? 1.0 : 0.0);
+    }
+  }
+  rows.emplace_back("b", "9", "t", "0", 1.0);  // B's extra seed answered only one item: not every seed has all
+  EvalsOptions o;
+  o.bootstrap.reps = 500;
+  auto r = evaluate(data_of(rows), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tasks[0].design, "unpaired-items");
+  rows.pop_back();
+  r = evaluate(data_of(rows), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tasks[0].design, "two-level");
+  EXPECT_TRUE(r->tasks[0].welch.has_value());
+  bool warned = false;
+  for (const auto& w : r->tasks[0].warnings) warned |= w.find("no significance claim") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(EvalsReport, ErrorsOnOneArmOrUnknownArm) {
+  EvalsOptions o;
+  EXPECT_FALSE(evaluate(data_of({{"a", "", "t", "", 1.0}}), o).ok());
+  o.a = "x";
+  EXPECT_FALSE(evaluate(data_of({{"a", "", "t", "", 1.0}, {"b", "", "t", "", 1.0}}), o).ok());
+  o.a.clear();
+  o.compare = false;
+  EXPECT_TRUE(evaluate(data_of({{"a", "", "t", "", 1.0}}), o).ok());
 }
 
 }  // namespace

@@ -1,0 +1,174 @@
+// rldk evals compare|aggregate SOURCES...: is B really better than A, and how sure are we? Reads eval results (a
+// results table, per-item outputs, or eval/* metrics of run logs), prints the eval card, writes it with --out.
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "report_output.h"
+#include "rldk/evals.h"
+
+namespace rldk::cli {
+namespace {
+
+struct EvalsCliOptions {
+  std::vector<std::string> sources;
+  evals::EvalColumns columns;
+  std::string a, b;
+  std::vector<std::string> lower;
+  bool runs = false;
+  std::string at = "last";
+  double confidence = 0.95;
+  size_t reps = 10000;
+  std::string method = "percentile";
+  uint64_t seed = 0;
+  double margin = 0;
+  double effect = evals::NA;
+  double power = 0.8;
+  double gamma = 1;
+  bool task_bootstrap = false;
+  bool json = false;
+  bool gate = false;
+  std::string out;
+};
+
+int run_evals(const EvalsCliOptions& opts, bool compare) {
+  const char* me = compare ? "rldk evals compare" : "rldk evals aggregate";
+  evals::EvalData data;
+  Diagnostics diagnostics;
+  for (const auto& source : opts.sources) {
+    Status status = Ok{};
+    if (opts.runs) {
+      evals::RunEvalOptions ro;
+      if (opts.at == "last") {
+        ro.at = evals::EvalAt::last;
+      } else if (opts.at == "best") {
+        ro.at = evals::EvalAt::best;
+      } else {
+        char* end = nullptr;
+        long long step = std::strtoll(opts.at.c_str(), &end, 10);
+        if (opts.at.empty() || *end != '\0') {
+          std::fprintf(stderr, "%s: --at takes last, best or a step number, got '%s'\n", me, opts.at.c_str());
+          return EXIT_INPUT_ERROR;
+        }
+        ro.at = evals::EvalAt::step;
+        ro.step = step;
+      }
+      ro.lower_is_better = opts.lower;
+      status = evals::read_run_evals(source, ro, data, diagnostics);
+    } else {
+      evals::EvalReadOptions ro;
+      ro.columns = opts.columns;
+      status = evals::read_eval_results(source, ro, data, diagnostics);
+    }
+    if (!status.ok()) {
+      std::fprintf(stderr, "%s: %s\n", me, to_string(status.error()).c_str());
+      return EXIT_INPUT_ERROR;
+    }
+  }
+  for (const auto& d : diagnostics.examples()) std::fprintf(stderr, "%s: warning: %s\n", me, to_string(d).c_str());
+  evals::EvalsOptions options;
+  options.compare = compare;
+  options.a = opts.a;
+  options.b = opts.b;
+  options.lower_is_better = opts.lower;
+  options.bootstrap.confidence = opts.confidence;
+  options.bootstrap.reps = opts.reps;
+  options.bootstrap.method = opts.method == "bca" ? evals::IntervalMethod::bca : evals::IntervalMethod::percentile;
+  options.bootstrap.seed = opts.seed;
+  options.bootstrap.task_bootstrap = opts.task_bootstrap;
+  options.margin = opts.margin;
+  options.effect = opts.effect;
+  options.power = opts.power;
+  options.gamma = opts.gamma;
+  auto report = evals::evaluate(data, options);
+  if (!report.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, to_string(report.error()).c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  Json json = evals::evals_json(report.value());
+  std::string markdown = evals::evals_markdown(report.value());
+  if (!opts.out.empty() &&
+      !write_report_folder(me, opts.out, opts.sources,
+                           {{"evals.json", json.dump()},
+                            {"evals.md", markdown},
+                            {"evals.html", evals::evals_html(report.value())}})) {
+    return EXIT_INPUT_ERROR;
+  }
+  print_text(stdout, opts.json ? json.dump() : markdown);
+  if (opts.gate && report->gate_failed) {
+    for (const auto& reason : report->gate_reasons) std::fprintf(stderr, "%s: gate: %s\n", me, reason.c_str());
+    return EXIT_FINDINGS;
+  }
+  return EXIT_OK;
+}
+
+void add_common_options(CLI::App* cmd, const std::shared_ptr<EvalsCliOptions>& o, bool compare) {
+  cmd->add_option("sources", o->sources,
+                  "Eval results: results tables (arm/algorithm, seed, task, score) or per-item outputs (item id, "
+                  "task, score or correct) as CSV, JSONL or Parquet, or folders of them; each file without an arm "
+                  "column is one arm named after the file. With --runs: run logs whose eval/* metrics are the scores")
+      ->required();
+  cmd->add_option("--score-col", o->columns.score, "Score column (default: score, correct, accuracy, pass, value, ...)");
+  cmd->add_option("--task-col", o->columns.task, "Task column (default: task, env, benchmark, dataset, ...)");
+  cmd->add_option("--item-col", o->columns.item, "Item id column (default: item, item_id, id, example_id, ...)");
+  cmd->add_option("--seed-col", o->columns.seed, "Seed column (default: seed, run_id, replicate, trial)");
+  cmd->add_option("--arm-col", o->columns.arm, "Arm column (default: algorithm, arm, checkpoint, model, run, ...)");
+  cmd->add_flag("--runs", o->runs, "Sources are run logs: each run is a seed, each eval/* metric a task");
+  cmd->add_option("--at", o->at, "With --runs: the evaluation to use: last, best or a step (the last at or before it)")
+      ->capture_default_str();
+  cmd->add_option("--lower-is-better", o->lower, "A task whose lower scores are better; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--confidence", o->confidence, "Confidence of every interval and test")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 0.999999));
+  cmd->add_option("--reps", o->reps, "Bootstrap resamples")->capture_default_str()->check(CLI::Range(100, 10000000));
+  cmd->add_option("--method", o->method, "Bootstrap interval: percentile or bca")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"percentile", "bca"}));
+  cmd->add_option("--seed", o->seed, "Seed of every bootstrap (same seed, same card)")->capture_default_str();
+  cmd->add_option("--gamma", o->gamma, "Optimality-gap threshold")->capture_default_str();
+  cmd->add_flag("--task-bootstrap", o->task_bootstrap, "Also resample tasks in the aggregate intervals");
+  if (compare) {
+    cmd->add_option("--a", o->a, "Arm A (the baseline) when the sources hold more than two (default: the first read)");
+    cmd->add_option("--b", o->b, "Arm B (the candidate) (default: the second read)");
+    cmd->add_option("--margin", o->margin, "--gate fails when B is worse than A by more than this")
+        ->capture_default_str()
+        ->check(FiniteNonNegative());
+    cmd->add_option("--effect", o->effect,
+                    "Smallest improvement worth detecting, for the power figures (default: the margin, else the "
+                    "observed difference)")
+        ->check(FinitePositive());
+    cmd->add_option("--power", o->power, "Wanted power of the seeds/items-needed figures")
+        ->capture_default_str()
+        ->check(CLI::Range(0.5, 0.9999));
+    cmd->add_flag("--gate", o->gate,
+                  "Exit 1 when B is worse than A by more than --margin at the stated confidence (Holm-corrected "
+                  "across tasks), 0 when not");
+  }
+  cmd->add_flag("--json", o->json, "Print the rldk.evals/v1 JSON document instead of Markdown");
+  cmd->add_option("--out", o->out, "Also write DIR/evals.json, evals.md and the eval card evals.html");
+}
+
+}  // namespace
+
+void add_evals_command(CLI::App& app, int& exit_code) {
+  CLI::App* evals = app.add_subcommand(
+      "evals", "Trusted evaluation: rliable's aggregates (IQM, optimality gap, probability of improvement) with "
+               "stratified bootstrap intervals and performance profiles, and two-arm comparisons chosen by the "
+               "design (paired items, seeds, both), Holm-corrected, with power and seeds needed.");
+  evals->require_subcommand(1);
+  auto compare_opts = std::make_shared<EvalsCliOptions>();
+  CLI::App* compare = evals->add_subcommand(
+      "compare", "Is B better than A? Per task: paired test and bootstrap over shared items, Welch/Hedges' g/"
+                 "Mann-Whitney over seeds, or a two-level bootstrap when both vary; aggregates and P(B > A).");
+  add_common_options(compare, compare_opts, true);
+  compare->callback([compare_opts, &exit_code] { exit_code = run_evals(*compare_opts, true); });
+  auto aggregate_opts = std::make_shared<EvalsCliOptions>();
+  CLI::App* aggregate = evals->add_subcommand(
+      "aggregate", "Mean, median, IQM and optimality gap of every arm with stratified bootstrap intervals, and "
+                   "performance profiles with bands.");
+  add_common_options(aggregate, aggregate_opts, false);
+  aggregate->callback([aggregate_opts, &exit_code] { exit_code = run_evals(*aggregate_opts, false); });
+}
+
+}  // namespace rldk::cli
