@@ -61,6 +61,9 @@ struct RewardHealthThresholds {
   double gold_late_window = 0;             // the trend is fitted over this last share of the steps with gold
   size_t gold_min_steps = 0;
   double gold_p_value = 0;
+  size_t gold_fit_min_points = 0;          // the Gao et al. fit against sqrt(KL)
+  double gold_fit_min_r2 = 0;
+  double gold_past_peak_drop = 0;
   // suspicious_samples
   size_t suspicious_count = 0;
   double suspicious_length_z = 0;          // length z-score within the sample's group
@@ -86,9 +89,24 @@ Result<RewardHealthThresholds> reward_health_thresholds_from_yaml(std::string_vi
 // The built-in thresholds (data/reward_health.yaml, compiled in).
 const RewardHealthThresholds& default_reward_health_thresholds();
 
+// The policy's KL to its initial (reference) model per step, in the trainer's units: what Gao et al. fit the gold
+// score against (d = sqrt(KL)).
+struct KlSeries {
+  std::string metric;                    // the canonical metric read, e.g. policy/kl_seq
+  std::string source;                    // the log it came from
+  std::vector<int64_t> steps;            // ascending
+  std::vector<double> values;            // finite, >= 0
+};
+
+// The KL series of a training log (any format rldk reads): `metric` (a raw or canonical name) when given, else the
+// first of policy/kl_seq (sequence KL, the quantity of Gao et al.), policy/kl, policy/kl_loss that the log has.
+Result<KlSeries> kl_series_from_log(const std::string& path, const std::string& metric = "");
+
 struct RewardHealthOptions {
   // The reward's declared range (lo < hi); absent: the observed [min, max] of each column.
   std::optional<double> range_lo, range_hi;
+  // Empty: the gold check judges trends over steps only.
+  KlSeries kl;
   RewardHealthThresholds thresholds = default_reward_health_thresholds();
 };
 
@@ -165,6 +183,7 @@ struct GoldStep {
   int64_t step = 0;
   size_t samples = 0;
   double proxy_mean = NO_VALUE, gold_mean = NO_VALUE;
+  double kl = NO_VALUE;                  // the KL at this step (interpolated between logged steps); NaN without one
 };
 
 struct GoldCheck : RewardCheck {
@@ -175,6 +194,15 @@ struct GoldCheck : RewardCheck {
   size_t window_steps = 0;
   double proxy_slope = NO_VALUE, proxy_slope_p = NO_VALUE;  // per step, least squares
   double gold_slope = NO_VALUE, gold_slope_p = NO_VALUE;
+  // Gao et al.'s RL form fitted to the per-step gold means against d = sqrt(KL): gold = r0 + alpha d - beta d ln d
+  // (r0 the gold of the initial policy). With beta > 0 it peaks at d* = exp(alpha / beta - 1).
+  std::string kl_metric;                 // empty: no KL was given
+  size_t fit_points = 0;                 // gold steps with a KL
+  double fit_r0 = NO_VALUE, fit_alpha = NO_VALUE, fit_beta = NO_VALUE, fit_r2 = NO_VALUE;
+  double peak_kl = NO_VALUE, peak_gold = NO_VALUE;  // d*^2 and the fitted gold there
+  double last_kl = NO_VALUE;             // the KL at the last gold step
+  bool past_peak = false;                // the KL has passed the peak and the fitted gold has fallen from it
+  std::string fit_reason;                // why there is no fit (or no peak)
 };
 
 struct SuspiciousSample {
@@ -334,6 +362,11 @@ class RewardHealthAccumulator : public SampleSink, public PairSink {
  private:
   std::unique_ptr<State> state_;
 };
+
+// What `rldk reward health` and rldk.reward.health() do: reads every source (rollout samples and preference pairs)
+// and runs every check. Bad rows are reported in `diagnostics` (file:row); an error when a source cannot be read.
+Result<RewardHealthReport> reward_health(const std::vector<std::string>& sources, const SampleReadOptions& read,
+                                         const RewardHealthOptions& options, Diagnostics& diagnostics);
 
 // "fail" if any finding is critical, "warn" if any is a warning, else "pass" (info findings are context).
 std::string reward_health_verdict(const RewardHealthReport& report);

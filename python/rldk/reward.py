@@ -49,16 +49,25 @@ def _sources(data, scratch: str) -> list:
 
 def health(samples, *, reward_cols: Optional[Sequence[str]] = None, prompt_col: str = "",
            response_col: str = "", step_col: str = "", group_col: str = "", gold_col: str = "",
-           reward_range: Optional[Tuple[float, float]] = None) -> RewardHealth:
+           reward_range: Optional[Tuple[float, float]] = None, chosen_col: str = "", rejected_col: str = "",
+           chosen_score_col: str = "", rejected_score_col: str = "", label_col: str = "", kl_log=None,
+           kl_metric: str = "") -> RewardHealth:
     """Runs every reward-model check on per-sample data: files or folders (TRL completions Parquet, verl rollout
-    dumps, JSONL/Parquet score files) or a pandas DataFrame. Column arguments name columns the defaults miss."""
+    dumps, JSONL/Parquet score files, preference pairs) or a pandas DataFrame. Column arguments name columns the
+    defaults miss. ``kl_log``: a training log whose KL per step the gold score is fitted against (Gao et al.)."""
     lo, hi = (None, None) if reward_range is None else (float(reward_range[0]), float(reward_range[1]))
     cols = [as_text(c, "reward_cols") for c in (reward_cols or [])]
+    pair_columns = [as_text(v, name) for name, v in (("chosen_col", chosen_col), ("rejected_col", rejected_col),
+                                                     ("chosen_score_col", chosen_score_col),
+                                                     ("rejected_score_col", rejected_score_col),
+                                                     ("label_col", label_col))]
+    kl_path = "" if kl_log is None else as_path(kl_log, "kl_log")
     with tempfile.TemporaryDirectory(prefix="rldk-reward-") as scratch:
         text = _core.reward_health_json(
             _sources(samples, scratch), cols, as_text(prompt_col, "prompt_col"),
             as_text(response_col, "response_col"), as_text(step_col, "step_col"),
-            as_text(group_col, "group_col"), as_text(gold_col, "gold_col"), lo, hi)
+            as_text(group_col, "group_col"), as_text(gold_col, "gold_col"), lo, hi, pair_columns, kl_path,
+            as_text(kl_metric, "kl_metric"))
     return RewardHealth(json.loads(text))
 
 

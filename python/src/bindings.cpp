@@ -456,32 +456,40 @@ NB_MODULE(_core, m) {
   m.def("reward_health_json", [](const std::vector<std::string>& sources, const std::vector<std::string>& rewards,
                                  const std::string& prompt, const std::string& completion, const std::string& step,
                                  const std::string& group, const std::string& gold, std::optional<double> range_lo,
-                                 std::optional<double> range_hi) {
+                                 std::optional<double> range_hi, const std::vector<std::string>& pair_columns,
+                                 const std::string& kl_log, const std::string& kl_metric) {
     rldk::RewardHealthOptions options;
     if (range_lo.has_value() != range_hi.has_value() || (range_lo && !(*range_lo < *range_hi))) {
       invalid_argument("reward_range must be two numbers (lo, hi) with lo < hi");
     }
+    if (pair_columns.size() != 5) invalid_argument("pair_columns: chosen, rejected, chosen score, rejected score, label");
     options.range_lo = range_lo;
     options.range_hi = range_hi;
     rldk::SampleReadOptions read;
-    read.columns = {step, prompt, completion, group, "", gold, rewards};
-    rldk::RewardHealthAccumulator samples;
+    read.columns = {step, prompt, completion, group, "", gold, rewards,
+                    pair_columns[0], pair_columns[1], pair_columns[2], pair_columns[3], pair_columns[4]};
     rldk::Diagnostics diagnostics;
     std::string text;
     {
       nb::gil_scoped_release release;  // reading and the checks are pure C++
-      for (const auto& source : sources) {
-        rldk::Status status = rldk::read_samples(source, read, samples, diagnostics);
-        if (!status.ok()) {
+      if (!kl_log.empty()) {
+        auto kl = rldk::kl_series_from_log(kl_log, kl_metric);
+        if (!kl.ok()) {
           nb::gil_scoped_acquire again;
-          raise(status.error());
+          raise(kl.error());
         }
+        options.kl = std::move(kl).value();
       }
-      text = rldk::reward_health_json(samples.finish(options)).dump(-1);
+      auto report = rldk::reward_health(sources, read, options, diagnostics);
+      if (!report.ok()) {
+        nb::gil_scoped_acquire again;
+        raise(report.error());
+      }
+      text = rldk::reward_health_json(report.value()).dump(-1);
     }
     return text;
   }, "sources"_a, "rewards"_a, "prompt"_a, "completion"_a, "step"_a, "group"_a, "gold"_a, "range_lo"_a = nb::none(),
-     "range_hi"_a = nb::none());
+     "range_hi"_a = nb::none(), "pair_columns"_a = std::vector<std::string>(5), "kl_log"_a = "", "kl_metric"_a = "");
 
   m.def("reward_drift_json", [](const std::string& a, const std::string& b, const std::string& a_col,
                                 const std::string& b_col, const std::string& prompt, const std::string& completion,

@@ -16,6 +16,7 @@ struct RewardCliOptions {
   std::vector<std::string> sources;
   SampleColumns columns;
   std::vector<double> range;  // LO HI
+  std::string kl_log, kl_metric;
   bool json = false;
   bool gate = false;
   std::string out;
@@ -31,20 +32,25 @@ int run_reward_health(const RewardCliOptions& opts, const char* me, bool length_
     options.range_lo = opts.range[0];
     options.range_hi = opts.range[1];
   }
-  SampleReadOptions read;
-  read.columns = opts.columns;
-  RewardHealthAccumulator samples;
-  Diagnostics diagnostics;
-  for (const auto& source : opts.sources) {
-    Status status = read_samples(source, read, samples, diagnostics, &samples);
-    if (!status.ok()) {
-      std::fprintf(stderr, "%s: %s\n", me, to_string(status.error()).c_str());
+  if (!opts.kl_log.empty()) {
+    auto kl = kl_series_from_log(opts.kl_log, opts.kl_metric);
+    if (!kl.ok()) {
+      std::fprintf(stderr, "%s: --kl-log: %s\n", me, to_string(kl.error()).c_str());
       return EXIT_INPUT_ERROR;
     }
+    options.kl = std::move(kl).value();
   }
+  SampleReadOptions read;
+  read.columns = opts.columns;
+  Diagnostics diagnostics;
+  auto health = reward_health(opts.sources, read, options, diagnostics);
   // Bad rows are not errors: say where they are and carry on with what could be read.
   for (const auto& d : diagnostics.examples()) std::fprintf(stderr, "%s: warning: %s\n", me, to_string(d).c_str());
-  RewardHealthReport report = samples.finish(options);
+  if (!health.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, to_string(health.error()).c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  RewardHealthReport report = std::move(health).value();
   if (length_only) {
     // The older tool's command: the length part alone, every other check left out of the report.
     for (auto& column : report.columns) {
@@ -102,6 +108,11 @@ void add_health_options(CLI::App* cmd, const std::shared_ptr<RewardCliOptions>& 
   cmd->add_option("--label-col", o->columns.label,
                   "Preference pairs: which completion was preferred, 1/a = the first, 0/b = the second, 0.5/tie "
                   "(default: label, preference, winner; chosen/rejected pairs need none)");
+  cmd->add_option("--kl-log", o->kl_log,
+                  "The training log (any format rldk reads) whose KL to the reference model per step is fitted "
+                  "against the gold score (Gao et al.: gold peaks at some KL)");
+  cmd->add_option("--kl-metric", o->kl_metric,
+                  "The KL metric of --kl-log (default: policy/kl_seq, else policy/kl, else policy/kl_loss)");
   cmd->add_option("--reward-range", o->range, "The reward's declared range LO HI (default: the observed one)")
       ->expected(2)
       ->check(CLI::Number);

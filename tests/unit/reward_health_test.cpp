@@ -422,7 +422,9 @@ TEST(RewardHealth, ShortcutFeaturesCleanSetHasNoFinding) {
   EXPECT_LT(s.joint_r2, 0.05);
   for (const auto& f : s.features) {
     EXPECT_FALSE(f.flagged) << f.name;
-    if (f.name == "apology" || f.name == "headers" || f.name == "affirmation") EXPECT_FALSE(std::isnan(f.r)) << f.name;
+    if (f.name == "apology" || f.name == "headers" || f.name == "affirmation") {
+      EXPECT_FALSE(std::isnan(f.r)) << f.name;
+    }
   }
   EXPECT_EQ(report.verdict, "pass");
 }

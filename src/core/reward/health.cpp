@@ -31,6 +31,16 @@ std::string reward_health_verdict(const RewardHealthReport& report) {
   return critical ? "fail" : warning ? "warn" : "pass";
 }
 
+Result<RewardHealthReport> reward_health(const std::vector<std::string>& sources, const SampleReadOptions& read,
+                                         const RewardHealthOptions& options, Diagnostics& diagnostics) {
+  RewardHealthAccumulator samples(400, 256, options.thresholds.shortcut_phrases);
+  for (const auto& source : sources) {
+    Status status = read_samples(source, read, samples, diagnostics, &samples);
+    if (!status.ok()) return status.error();
+  }
+  return samples.finish(options);
+}
+
 RewardHealthReport RewardHealthAccumulator::finish(const RewardHealthOptions& options) const {
   const State& s = *state_;
   const RewardHealthThresholds& t = options.thresholds;
@@ -69,7 +79,7 @@ RewardHealthReport RewardHealthAccumulator::finish(const RewardHealthOptions& op
     h.zero_variance_groups = reward::check_zero_variance(data, s, t);
     h.length_bias = reward::check_length_bias(data, s, windows, t);
     h.drift = reward::check_drift(data, s, windows, t);
-    h.gold = reward::check_gold(data, s, t);
+    h.gold = reward::check_gold(data, s, options);
     h.suspicious_samples = reward::check_suspicious(data, s, column, t);
     h.shortcut_features = reward::check_shortcut_features(data, s, column, t);
     r.columns.push_back(std::move(h));

@@ -1,6 +1,7 @@
 // The reward card: `rldk reward health --out DIR` writes reward_health.html beside the JSON and Markdown. A person
 // reads the verdict, each check's result, the correlations, the proxy-vs-gold curve and the quoted samples; all
 // text goes through HtmlPage, which escapes it (column names and completions are untrusted).
+#include <algorithm>
 #include <cmath>
 
 #include "reward/report_parts.h"
@@ -29,6 +30,41 @@ std::string status_text(const RewardCheck& c) {
 }
 
 using reward::correlation_text;
+
+// Gold against KL with Gao et al.'s fitted curve and its peak: where the best checkpoint was.
+void gold_kl_chart(HtmlPage& page, const GoldCheck& g) {
+  LineChart chart;
+  chart.title = "gold score against KL (" + g.kl_metric + "), with the fitted form r0 + alpha d - beta d ln d";
+  chart.x_label = "KL";
+  chart.y_label = "gold";
+  ChartSeries observed{"gold per step", {}, {}, false}, fitted{"fitted", {}, {}, true};
+  double max_kl = 0;
+  for (const auto& s : g.steps) {
+    if (std::isnan(s.kl)) continue;
+    observed.steps.push_back(s.kl);
+    observed.values.push_back(s.gold_mean);
+    max_kl = std::max(max_kl, s.kl);
+  }
+  // Points arrive in step order; the chart wants ascending x, and the KL may dip between logs.
+  std::vector<size_t> order(observed.steps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return observed.steps[a] < observed.steps[b]; });
+  ChartSeries sorted{observed.label, {}, {}, false};
+  for (size_t i : order) {
+    sorted.steps.push_back(observed.steps[i]);
+    sorted.values.push_back(observed.values[i]);
+  }
+  for (int k = 0; k <= 100; ++k) {
+    double kl = max_kl * k / 100.0, d = std::sqrt(kl);
+    fitted.steps.push_back(kl);
+    fitted.values.push_back(g.fit_r0 + g.fit_alpha * d - (d > 0 ? g.fit_beta * d * std::log(d) : 0));
+  }
+  chart.series = {sorted, fitted};
+  if (std::isfinite(g.peak_kl) && g.peak_kl <= max_kl) {
+    chart.markers.push_back({g.peak_kl, "fitted peak", g.past_peak ? ChartTone::Critical : ChartTone::Info});
+  }
+  page.chart(chart);
+}
 
 void column_section(HtmlPage& page, const RewardColumnHealth& c) {
   page.heading("Reward " + c.name);
@@ -73,6 +109,7 @@ void column_section(HtmlPage& page, const RewardColumnHealth& c) {
     }
     page.chart(chart);
   }
+  if (!std::isnan(c.gold.fit_beta)) gold_kl_chart(page, c.gold);
   if (!c.suspicious_samples.samples.empty()) {
     page.heading("Highest-reward samples that look like hacking", 3);
     for (const auto& s : c.suspicious_samples.samples) {

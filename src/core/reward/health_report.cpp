@@ -105,6 +105,7 @@ Json gold_json(const GoldCheck& c) {
     e["samples"] = s.samples;
     e["proxy_mean"] = json_number(s.proxy_mean);
     e["gold_mean"] = json_number(s.gold_mean);
+    e["kl"] = json_number(s.kl);
     steps.push_back(e);
   }
   j["steps"] = steps;
@@ -114,6 +115,17 @@ Json gold_json(const GoldCheck& c) {
   j["proxy_slope_p"] = json_number(c.proxy_slope_p);
   j["gold_slope"] = json_number(c.gold_slope);
   j["gold_slope_p"] = json_number(c.gold_slope_p);
+  j["kl_metric"] = c.kl_metric.empty() ? Json(nullptr) : Json(c.kl_metric);
+  j["fit_points"] = c.fit_points;
+  j["fit_r0"] = json_number(c.fit_r0);
+  j["fit_alpha"] = json_number(c.fit_alpha);
+  j["fit_beta"] = json_number(c.fit_beta);
+  j["fit_r2"] = json_number(c.fit_r2);
+  j["peak_kl"] = json_number(c.peak_kl);
+  j["peak_gold"] = json_number(c.peak_gold);
+  j["last_kl"] = json_number(c.last_kl);
+  j["past_peak"] = c.past_peak;
+  j["fit_reason"] = c.fit_reason.empty() ? Json(nullptr) : Json(c.fit_reason);
   return j;
 }
 

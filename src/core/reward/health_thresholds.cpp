@@ -107,6 +107,9 @@ Result<RewardHealthThresholds> reward_health_thresholds_from_yaml(std::string_vi
     r.get("gold", "late_window", t.gold_late_window);
     r.get("gold", "min_steps", t.gold_min_steps);
     r.get("gold", "p_value", t.gold_p_value);
+    r.get("gold", "fit_min_points", t.gold_fit_min_points);
+    r.get("gold", "fit_min_r2", t.gold_fit_min_r2);
+    r.get("gold", "past_peak_drop", t.gold_past_peak_drop);
     r.get("suspicious_samples", "count", t.suspicious_count);
     r.get("suspicious_samples", "length_z", t.suspicious_length_z);
     r.get("suspicious_samples", "repetition", t.suspicious_repetition);

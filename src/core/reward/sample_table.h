@@ -89,7 +89,7 @@ LengthBiasCheck check_length_bias(const ColumnData& column, const RewardHealthAc
 DriftCheck check_drift(const ColumnData& column, const RewardHealthAccumulator::State& state,
                        const StepWindows& windows, const RewardHealthThresholds& thresholds);
 GoldCheck check_gold(const ColumnData& column, const RewardHealthAccumulator::State& state,
-                     const RewardHealthThresholds& thresholds);
+                     const RewardHealthOptions& options);
 CalibrationCheck check_calibration(const RewardHealthAccumulator::State& state,
                                    const RewardHealthThresholds& thresholds);
 SuspiciousCheck check_suspicious(const ColumnData& column, const RewardHealthAccumulator::State& state, size_t column_index,
