@@ -103,6 +103,10 @@ class ChildProcess {
   // Errors: invalid_argument (empty command, bad options), not_found (no such working directory or shell),
   // io (the system refused: no more processes or descriptors).
   static Result<ChildProcess> spawn(const std::string& command_line, const SpawnOptions& options = {});
+  // The same without a shell: runs argv[0] (a path, or a name looked up on PATH) with exactly these arguments, so
+  // no argument is ever parsed by a shell (options.shell is unused). Errors as spawn(), and not_found when the
+  // program does not exist.
+  static Result<ChildProcess> spawn_program(const std::vector<std::string>& argv, const SpawnOptions& options = {});
   ~ChildProcess();
   ChildProcess(ChildProcess&&) noexcept;
   ChildProcess& operator=(ChildProcess&&) noexcept;
@@ -137,6 +141,8 @@ class ChildProcess {
  private:
   struct Impl;
   explicit ChildProcess(std::unique_ptr<Impl> impl);
+  static Result<ChildProcess> spawn_argv(std::vector<std::string> argv, bool search_path,
+                                         const std::string& command_line, const SpawnOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -177,6 +177,23 @@ TEST(ProcessChild, IgnoredSignalsAreNotPassedOn) {
   EXPECT_EQ(mask & (1ull << (SIGPIPE - 1)), 0u) << o.out;
 }
 
+TEST(ProcessChild, SpawnProgramPassesArgumentsWithoutAShell) {
+  // Every argument arrives as one literal word: nothing here is expanded, split or run.
+  std::vector<std::string> argv = {"printf", "%s|%s", "a b; $(touch /tmp/x) `id` *", "it's \"quoted\""};
+  auto child = ChildProcess::spawn_program(argv);
+  ASSERT_TRUE(child.ok()) << rldk::to_string(child.error());
+  Output output;
+  while (child->output_open() || !child->status()) {
+    child->read_output(output.callback());
+    if (!child->try_wait()) std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_TRUE(child->status()->success());
+  EXPECT_EQ(output.out, "a b; $(touch /tmp/x) `id` *|it's \"quoted\"");
+  EXPECT_EQ(ChildProcess::spawn_program({"/no/such/program"}).error().code, rldk::ErrorCode::not_found);
+  EXPECT_EQ(ChildProcess::spawn_program({"no-such-program-on-path"}).error().code, rldk::ErrorCode::not_found);
+  EXPECT_EQ(ChildProcess::spawn_program({}).error().code, rldk::ErrorCode::invalid_argument);
+}
+
 TEST(ProcessChild, SpawnErrors) {
   EXPECT_EQ(ChildProcess::spawn("").error().code, rldk::ErrorCode::invalid_argument);
   rldk::SpawnOptions o;

@@ -240,6 +240,18 @@ ChildProcess& ChildProcess::operator=(ChildProcess&&) noexcept = default;
 
 Result<ChildProcess> ChildProcess::spawn(const std::string& command_line, const SpawnOptions& options) {
   if (command_line.empty()) return Error{ErrorCode::invalid_argument, "no command to run", ""};
+  return spawn_argv({options.shell, "-c", command_line}, false, command_line, options);
+}
+
+Result<ChildProcess> ChildProcess::spawn_program(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty() || argv.front().empty()) return Error{ErrorCode::invalid_argument, "no program to run", ""};
+  std::string label;
+  for (const auto& arg : argv) label += (label.empty() ? "" : " ") + arg;
+  return spawn_argv(argv, argv.front().find('/') == std::string::npos, label, options);
+}
+
+Result<ChildProcess> ChildProcess::spawn_argv(std::vector<std::string> arg_strings, bool search_path,
+                                              const std::string& command_line, const SpawnOptions& options) {
   if (options.chunk_bytes == 0 || options.max_bytes_per_call == 0) {
     return Error{ErrorCode::invalid_argument, "chunk_bytes and max_bytes_per_call must be positive", ""};
   }
@@ -293,15 +305,17 @@ Result<ChildProcess> ChildProcess::spawn(const std::string& command_line, const 
   sigdelset(&defaults, SIGSTOP);
   posix_spawnattr_setsigdefault(&setup.attributes, &defaults);
 
-  std::vector<std::string> arg_strings = {options.shell, "-c", command_line};
   std::vector<std::string> env_strings = child_environment(options.environment);
+  const std::string program = arg_strings.front();
   auto argv = pointers(arg_strings);
   auto envp = pointers(env_strings);
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, options.shell.c_str(), &setup.actions, &setup.attributes, argv.data(), envp.data());
+  int rc = search_path
+               ? ::posix_spawnp(&pid, program.c_str(), &setup.actions, &setup.attributes, argv.data(), envp.data())
+               : ::posix_spawn(&pid, program.c_str(), &setup.actions, &setup.attributes, argv.data(), envp.data());
   if (rc != 0) {
     ErrorCode code = (rc == ENOENT || rc == ENOTDIR) ? ErrorCode::not_found : ErrorCode::io;
-    return Error{code, "cannot start '" + options.shell + "': " + std::strerror(rc), command_line};
+    return Error{code, "cannot start '" + program + "': " + std::strerror(rc), command_line};
   }
 
   auto impl = std::make_unique<Impl>();

@@ -32,12 +32,17 @@ std::string shell_quote(const std::string& word) {
   return quoted;
 }
 
-Result<Captured> run_capture(const std::string& command_line, const CaptureOptions& options) {
+namespace {
+
+SpawnOptions spawn_options(const CaptureOptions& options) {
   SpawnOptions spawn;
   spawn.environment = options.environment;
   spawn.working_directory = options.working_directory;
   spawn.stop.grace = std::chrono::milliseconds{2'000};
-  auto child = ChildProcess::spawn(command_line, spawn);
+  return spawn;
+}
+
+Result<Captured> capture(Result<ChildProcess> child, const CaptureOptions& options) {
   if (!child.ok()) return child.error();
   Captured captured;
   auto on_output = [&](OutputStream stream, std::string_view bytes) {
@@ -73,6 +78,16 @@ Result<Captured> run_capture(const std::string& command_line, const CaptureOptio
   }
   captured.status = *child->status();
   return captured;
+}
+
+}  // namespace
+
+Result<Captured> run_capture(const std::string& command_line, const CaptureOptions& options) {
+  return capture(ChildProcess::spawn(command_line, spawn_options(options)), options);
+}
+
+Result<Captured> run_capture(const std::vector<std::string>& argv, const CaptureOptions& options) {
+  return capture(ChildProcess::spawn_program(argv, spawn_options(options)), options);
 }
 
 }  // namespace rldk::sys

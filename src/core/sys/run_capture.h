@@ -33,6 +33,8 @@ struct Captured {
 
 // Errors: those of ChildProcess::spawn (the shell or working directory is missing, no processes left).
 Result<Captured> run_capture(const std::string& command_line, const CaptureOptions& options = {});
+// The same for a program and its arguments, with no shell in between (ChildProcess::spawn_program).
+Result<Captured> run_capture(const std::vector<std::string>& argv, const CaptureOptions& options = {});
 
 // Quotes `word` for /bin/sh: single quotes, with embedded single quotes closed, escaped and reopened.
 std::string shell_quote(const std::string& word);
