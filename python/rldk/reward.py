@@ -7,6 +7,7 @@
     report.columns[0]["checks"]["length_bias"]["within_spearman"]
 
     rldk.reward.drift("scores_a.jsonl", "scores_b.jsonl").verdict  # "agree" | "drifted" | "disagree"
+    rldk.reward.drift("rm_v1/", "rm_v2/", prompts="samples.jsonl")  # two local reward models (transformers)
 
 Reports have exactly the fields of the rldk.reward-health/v1 and rldk.reward-drift/v1 JSON (docs/reward.md), as
 dicts whose top-level keys are also attributes.
@@ -78,12 +79,44 @@ def length_bias(samples, **columns) -> dict:
 
 
 def drift(a, b, *, a_col: str = "", b_col: str = "", prompt_col: str = "", response_col: str = "",
-          slices: Optional[dict] = None, seed: int = 0, bootstrap: int = 2000) -> RewardHealth:
+          slices: Optional[dict] = None, seed: int = 0, bootstrap: int = 2000, prompts=None,
+          batch_size: int = 8, max_length: int = 1024, device: Optional[str] = None, dtype: str = "float32",
+          scores_dir=None) -> RewardHealth:
     """Compares two reward models' scores on the same samples (files or folders; the same file with two columns
     via a_col/b_col), as ``rldk reward drift``: paired correlations overall and within prompt, same-prompt ranking
-    agreement, scale/offset, the paired mean difference with a bootstrap interval, slices {name: regex}."""
+    agreement, scale/offset, the paired mean difference with a bootstrap interval, slices {name: regex}.
+
+    ``a`` or ``b`` may be a local reward model folder (config.json; a transformers sequence-classification model):
+    it then scores ``prompts`` (a JSONL or Parquet file of prompts and completions) with
+    :mod:`rldk.reward_models` (batch_size, max_length, device, dtype), and its scores are compared like a score
+    file's. ``scores_dir``: a folder to keep those score files in (scores_a.jsonl, scores_b.jsonl)."""
+    from . import reward_models
+
     pairs = [(as_text(k, "slices"), as_text(v, "slices")) for k, v in (slices or {}).items()]
-    text = _core.reward_drift_json(as_path(a, "a"), as_path(b, "b"), as_text(a_col, "a_col"),
-                                   as_text(b_col, "b_col"), as_text(prompt_col, "prompt_col"),
-                                   as_text(response_col, "response_col"), pairs, int(seed), int(bootstrap))
+    a, b = as_path(a, "a"), as_path(b, "b")
+    models = {side: reward_models.is_model_dir(path) for side, path in (("a", a), ("b", b))}
+    if not any(models.values()) and prompts is not None:
+        raise InvalidArgumentError("prompts is for reward model folders (holding config.json); a and b are score files")
+    if any(models.values()) and prompts is None:
+        raise InvalidArgumentError("%s is a reward model folder: give the prompts and completions to score with "
+                                   "prompts=FILE" % ("a" if models["a"] else "b"))
+    with tempfile.TemporaryDirectory(prefix="rldk-drift-") as scratch:
+        folder = scratch if scores_dir is None else as_path(scores_dir, "scores_dir")
+        if scores_dir is not None:
+            os.makedirs(folder, exist_ok=True)
+        sides = {"a": [a, as_text(a_col, "a_col")], "b": [b, as_text(b_col, "b_col")]}
+        for side, is_model in models.items():
+            if not is_model:
+                continue
+            if sides[side][1]:
+                raise InvalidArgumentError("%s is a reward model folder; %s_col names a column of a score file"
+                                           % (side, side))
+            sides[side] = [reward_models.score_file(
+                sides[side][0], as_path(prompts, "prompts"), os.path.join(folder, "scores_%s.jsonl" % side),
+                prompt_col=as_text(prompt_col, "prompt_col"), response_col=as_text(response_col, "response_col"),
+                batch_size=int(batch_size), max_length=int(max_length), device=device, dtype=as_text(dtype, "dtype")),
+                "score"]
+        text = _core.reward_drift_json(sides["a"][0], sides["b"][0], sides["a"][1], sides["b"][1],
+                                       as_text(prompt_col, "prompt_col"), as_text(response_col, "response_col"),
+                                       pairs, int(seed), int(bootstrap))
     return RewardHealth(json.loads(text))

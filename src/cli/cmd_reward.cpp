@@ -1,12 +1,20 @@
 // rldk reward health|length-bias SAMPLES...: judge the reward model from what the policy generated (per-sample
 // rollouts: TRL completions Parquet, verl rollout dumps, JSONL score files).
+#include <stdlib.h>  // mkdtemp
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
+#include <tuple>
 
 #include "commands.h"
 #include "report_output.h"
+#include "rldk/output_file.h"
 #include "rldk/reward_drift.h"
 #include "rldk/reward_health.h"
+#include "rldk/reward_model_scores.h"
 #include "rldk/samples.h"
 
 namespace rldk::cli {
@@ -130,10 +138,83 @@ struct DriftCliOptions {
   bool json = false;
   bool gate = false;
   std::string out;
+  // A or B a reward model folder: the samples it scores, and how.
+  std::string prompts;
+  RewardModelScoreOptions scoring;
 };
+
+// A scratch folder for the score files of model sides, removed on every path.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "rldk-drift-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
+// Scores the prompts file with each side that is a model folder; that side then reads the score file written
+// (its "score" column). The score files' texts are returned for the report folder.
+bool score_model_sides(const char* me, const DriftCliOptions& opts, const ScratchDir& scratch,
+                       RewardDriftOptions& options, std::string& a_path, std::string& b_path,
+                       std::vector<ReportFile>& score_files) {
+  for (auto [side, name, path, col, read] :
+       {std::tuple{"A", "a", &a_path, &opts.a_col, &options.read_a},
+        std::tuple{"B", "b", &b_path, &opts.b_col, &options.read_b}}) {
+    if (!is_reward_model_dir(*path)) continue;
+    if (!col->empty()) {
+      std::fprintf(stderr, "%s: %s is a reward model folder; --%s-col names a column of a score file\n", me, side,
+                   name);
+      return false;
+    }
+    if (scratch.path.empty()) {
+      std::fprintf(stderr, "%s: cannot create a temporary folder for the scores\n", me);
+      return false;
+    }
+    std::string scores = scratch.path + "/scores_" + name + ".jsonl";
+    RewardModelScoreOptions scoring = opts.scoring;
+    scoring.prompt_col = opts.prompt_col;  // read from the prompts file, and written under the same names
+    scoring.response_col = opts.response_col;
+    Status scored = score_with_reward_model(*path, opts.prompts, scores, scoring);
+    if (!scored.ok()) {
+      std::fprintf(stderr, "%s: scoring with reward model %s: %s\n", me, side, to_string(scored.error()).c_str());
+      return false;
+    }
+    std::ifstream in(scores, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    score_files.push_back({std::string("reward_drift_scores_") + name + ".jsonl", text.str()});
+    *path = scores;
+    read->columns.rewards = {"score"};
+  }
+  return true;
+}
 
 int run_reward_drift(const DriftCliOptions& opts) {
   const char* me = "rldk reward drift";
+  for (const auto& path : {opts.a, opts.b}) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      std::fprintf(stderr, "%s: %s: no such file or folder\n", me, path.c_str());
+      return EXIT_INPUT_ERROR;
+    }
+  }
+  bool a_model = is_reward_model_dir(opts.a), b_model = is_reward_model_dir(opts.b);
+  if (!a_model && !b_model && !opts.prompts.empty()) {
+    std::fprintf(stderr, "%s: --prompts is for reward model folders (holding config.json); A and B are score files\n",
+                 me);
+    return EXIT_INPUT_ERROR;
+  }
+  if ((a_model || b_model) && opts.prompts.empty()) {
+    std::fprintf(stderr, "%s: %s is a reward model folder: give the prompts and completions to score with --prompts FILE\n",
+                 me, a_model ? "A" : "B");
+    return EXIT_INPUT_ERROR;
+  }
   RewardDriftOptions options;
   for (auto* read : {&options.read_a, &options.read_b}) {
     read->completion_required = false;  // score files may rate prompts alone
@@ -152,19 +233,43 @@ int run_reward_drift(const DriftCliOptions& opts) {
   }
   options.seed = opts.seed;
   options.bootstrap = opts.bootstrap;
+  ScratchDir scratch;
+  std::string a_path = opts.a, b_path = opts.b;
+  std::vector<ReportFile> score_files;
+  if (a_model || b_model) {
+    // The report folder is checked before minutes of scoring, not after.
+    for (const char* name : {"reward_drift.json", "reward_drift_scores_a.jsonl", "reward_drift_scores_b.jsonl"}) {
+      if (opts.out.empty()) break;
+      Status allowed = check_output_outside_inputs(std::filesystem::path(opts.out) / name,
+                                                   {opts.a, opts.b, opts.prompts});
+      if (!allowed.ok()) {
+        std::fprintf(stderr, "%s: %s\n", me, to_string(allowed.error()).c_str());
+        return EXIT_INPUT_ERROR;
+      }
+    }
+    if (!score_model_sides(me, opts, scratch, options, a_path, b_path, score_files)) return EXIT_INPUT_ERROR;
+  }
   Diagnostics diagnostics;
-  auto report = compare_reward_models({opts.a}, {opts.b}, options, diagnostics);
+  auto report = compare_reward_models({a_path}, {b_path}, options, diagnostics);
   for (const auto& d : diagnostics.examples()) std::fprintf(stderr, "%s: warning: %s\n", me, to_string(d).c_str());
   if (!report.ok()) {
     std::fprintf(stderr, "%s: %s\n", me, to_string(report.error()).c_str());
+    for (const auto& [side, path] : {std::pair{"A", &opts.a}, std::pair{"B", &opts.b}}) {
+      std::error_code ec;
+      if (!opts.prompts.empty() && std::filesystem::is_directory(*path, ec) && !is_reward_model_dir(*path)) {
+        std::fprintf(stderr, "%s: %s is a folder without config.json, so it was read as sample files, not as a "
+                     "reward model folder\n", me, side);
+      }
+    }
     return EXIT_INPUT_ERROR;
   }
   Json json = reward_drift_json(report.value());
   std::string markdown = reward_drift_markdown(report.value());
-  if (!opts.out.empty() && !write_report_folder(me, opts.out, {opts.a, opts.b},
-                                                {{"reward_drift.json", json.dump()}, {"reward_drift.md", markdown}})) {
-    return EXIT_INPUT_ERROR;
-  }
+  std::vector<ReportFile> files = {{"reward_drift.json", json.dump()}, {"reward_drift.md", markdown}};
+  for (auto& f : score_files) files.push_back(std::move(f));
+  std::vector<std::string> inputs = {opts.a, opts.b};
+  if (!opts.prompts.empty()) inputs.push_back(opts.prompts);
+  if (!opts.out.empty() && !write_report_folder(me, opts.out, inputs, files)) return EXIT_INPUT_ERROR;
   print_text(stdout, opts.json ? json.dump() : markdown);
   return opts.gate && report->verdict != "agree" ? EXIT_FINDINGS : EXIT_OK;
 }
@@ -175,9 +280,27 @@ void add_drift_command(CLI::App* reward, int& exit_code) {
       "drift", "Compare two reward models on the same samples: paired correlations overall and within prompt, "
                "same-prompt ranking agreement, scale/offset, the paired mean difference with a bootstrap interval, "
                "slices, and the samples they disagree on most. Samples are matched by prompt and completion.");
-  cmd->add_option("a", o->a, "Scores of reward model A: a sample file or folder (JSONL, Parquet)")->required();
-  cmd->add_option("b", o->b, "Scores of reward model B on the same samples (may be the same file with --b-col)")
+  cmd->add_option("a", o->a,
+                  "Scores of reward model A: a sample file or folder (JSONL, Parquet), or a local reward model "
+                  "folder (config.json; transformers sequence classification) to score --prompts with")
       ->required();
+  cmd->add_option("b", o->b, "Scores of reward model B on the same samples (may be the same file with --b-col), "
+                             "or a reward model folder")
+      ->required();
+  cmd->add_option("--prompts", o->prompts,
+                  "JSONL or Parquet file of prompts and completions that a reward model folder scores (in Python, "
+                  "with torch and transformers: $RLDK_PYTHON, else python3 beside rldk, else on PATH)");
+  cmd->add_option("--batch-size", o->scoring.batch_size, "Reward model: inputs per forward pass")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--max-length", o->scoring.max_length,
+                  "Reward model: most tokens per input (capped by the model's limit); longer inputs lose their start")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1 << 20));
+  cmd->add_option("--device", o->scoring.device, "Reward model: cpu, cuda, cuda:N (default: cuda when available)");
+  cmd->add_option("--dtype", o->scoring.dtype, "Reward model: weights' type")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "float64", "bfloat16", "float16"}));
   cmd->add_option("--a-col", o->a_col, "Score column of A (default: its first reward column)");
   cmd->add_option("--b-col", o->b_col, "Score column of B (default: its first reward column)");
   cmd->add_option("--prompt-col", o->prompt_col, "Prompt column of both (default: prompt, input, query, question)");
@@ -186,7 +309,9 @@ void add_drift_command(CLI::App* reward, int& exit_code) {
   cmd->add_option("--seed", o->seed, "Seed of the bootstrap")->capture_default_str();
   cmd->add_option("--bootstrap", o->bootstrap, "Bootstrap resamples")->capture_default_str()->check(CLI::Range(100, 1000000));
   cmd->add_flag("--json", o->json, "Print the rldk.reward-drift/v1 JSON document instead of Markdown");
-  cmd->add_option("--out", o->out, "Also write DIR/reward_drift.json and reward_drift.md");
+  cmd->add_option("--out", o->out,
+                  "Also write DIR/reward_drift.json and reward_drift.md (and a reward model's scores, "
+                  "reward_drift_scores_a.jsonl / _b.jsonl)");
   cmd->add_flag("--gate", o->gate, "Exit 1 unless the verdict is agree");
   cmd->callback([o, &exit_code] { exit_code = run_reward_drift(*o); });
 }
