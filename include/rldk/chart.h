@@ -50,7 +50,7 @@ struct LineChart {
   std::vector<ChartMarker> markers;
   std::vector<ChartThreshold> thresholds;
   bool log_y = false;           // values <= 0 are skipped on a log axis
-  int width = 720;              // SVG user units (pixels at 100% zoom)
+  int width = 940;              // SVG user units (pixels at 100% zoom); fills an HtmlPage figure (main column)
   int height = 260;
   int max_points_per_series = 1200;
 };

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "rldk/env_audit.h"
 #include "rldk/json.h"
 #include "rldk/process.h"
 #include "rldk/reader.h"
@@ -140,8 +141,7 @@ struct DeterminismReport {
   std::vector<std::string> replica_errors;  // crashed, timed out, logged nothing: "replica 2: ..."
   ReplicaComparison comparison;
   std::vector<CulpritHint> hints;
-  std::optional<Json> env_audit;          // rldk.env-audit/v1, when an audit ran
-  std::string env_audit_markdown;
+  std::optional<EnvAudit> env_audit;  // when an audit ran: its JSON (rldk.env-audit/v1), Markdown and card table
 
   // "pass", "fail" or "error" (an error wins over a failure: a broken replica proves nothing).
   std::string verdict() const;

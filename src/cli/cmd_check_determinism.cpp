@@ -157,8 +157,7 @@ int run_check(const CheckCliOptions& opts) {
     audit_options.environment = env;
     auto audit = run_env_audit(audit_options);
     if (audit.ok()) {
-      report.env_audit = env_audit_json(audit.value());
-      report.env_audit_markdown = env_audit_markdown(audit.value());
+      report.env_audit = std::move(audit.value());
     } else {
       std::fprintf(stderr, "%s: environment audit skipped: %s\n", me, to_string(audit.error()).c_str());
     }

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/env_audit_card.h"
 #include "report/markdown_text.h"
 #include "rldk/determinism.h"
 #include "rldk/html_page.h"
@@ -146,7 +147,7 @@ Json determinism_json(const DeterminismReport& r) {
     hints.push_back(j);
   }
   out["hints"] = hints;
-  out["env_audit"] = r.env_audit ? *r.env_audit : Json(nullptr);
+  out["env_audit"] = r.env_audit ? env_audit_json(*r.env_audit) : Json(nullptr);
   return out;
 }
 
@@ -200,7 +201,7 @@ std::string determinism_markdown(const DeterminismReport& r) {
   }
   out += "\n## Environment given to every replica\n\n";
   for (const auto& [k, val] : r.environment) out += "- " + md_code(k + "=" + val) + "\n";
-  if (!r.env_audit_markdown.empty()) out += "\n## Environment audit\n\n" + r.env_audit_markdown;
+  if (r.env_audit) out += "\n## Environment audit\n\n" + env_audit_markdown(*r.env_audit);
   return out;
 }
 
@@ -265,9 +266,9 @@ std::string determinism_html(const DeterminismReport& r) {
   for (const auto& [k, val] : r.environment) env.push_back(k + "=" + val);
   page.heading("Environment given to every replica");
   page.bullet_list(env);
-  if (!r.env_audit_markdown.empty()) {
+  if (r.env_audit) {
     page.heading("Environment audit");
-    page.code(r.env_audit_markdown);
+    env_audit_table(page, *r.env_audit);
   }
   return page.str();
 }

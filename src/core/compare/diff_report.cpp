@@ -19,6 +19,14 @@ std::string num(double v) {
 
 std::string signed_num(double v) { return (v > 0 ? "+" : "") + num(v); }
 
+// The card's table: four significant digits read at a glance and keep its columns narrow (the JSON has them all).
+std::string short_num(double v) {
+  if (!std::isfinite(v)) return num(v);
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.4g", v);
+  return buffer;
+}
+
 Json divergence_json(const Divergence& d) {
   Json j;
   j["diverged"] = d.diverged;
@@ -211,7 +219,8 @@ std::string diff_html(const DiffReport& report) {
   std::vector<ChartTone> tones;
   for (const auto& s : report.signals) {
     rows.push_back({s.name, std::to_string(s.common_steps),
-                    num(s.max_abs_delta) + " at " + std::to_string(s.max_abs_delta_step), signed_num(s.mean_drift),
+                    short_num(s.max_abs_delta) + " at " + std::to_string(s.max_abs_delta_step),
+                    (s.mean_drift > 0 ? "+" : "") + short_num(s.mean_drift),
                     s.first_difference_step ? std::to_string(*s.first_difference_step) : "none",
                     divergence_sentence(s)});
     tones.push_back(s.divergence.diverged ? ChartTone::Critical : ChartTone::Good);
@@ -222,7 +231,9 @@ std::string diff_html(const DiffReport& report) {
     LineChart chart;
     chart.title = s.name;
     chart.y_label = s.name;
-    ChartSeries a{"A", {}, s.aligned.a, false}, b{"B", {}, s.aligned.b, true};
+    // The legend names the runs: "A" and "B" alone send the reader back to the facts at the top.
+    ChartSeries a{"A (" + report.run_a + ")", {}, s.aligned.a, false};
+    ChartSeries b{"B (" + report.run_b + ")", {}, s.aligned.b, true};
     for (int64_t step : s.aligned.steps) a.steps.push_back(static_cast<double>(step));
     b.steps = a.steps;
     chart.series = {a, b};

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "report/env_audit_card.h"
 #include "report/markdown_text.h"
 #include "rldk/chart.h"
 #include "rldk/doctor.h"
@@ -54,12 +55,34 @@ LineChart chart_for(const Run& run, const RunScan& scan, const std::string& metr
     }
     c.series.push_back(std::move(line));
   }
+  // Findings that overlap share one band (the union of their episodes, in the worst one's colour): stacked
+  // translucent bands would darken into an opaque block that hides the line they are about.
+  std::vector<const Finding*> episodes;
   for (const auto& f : scan.findings) {
     if (f.metric != metric) continue;
-    c.ranges.push_back({static_cast<double>(f.onset_step), static_cast<double>(f.end_step),
-                        f.detector + " (" + severity_name(f.severity) + ")", tone_of(f.severity)});
+    episodes.push_back(&f);
     c.markers.push_back({static_cast<double>(f.onset_step), f.detector + " @ " + std::to_string(f.onset_step),
                          tone_of(f.severity)});
+  }
+  std::sort(episodes.begin(), episodes.end(),
+            [](const Finding* a, const Finding* b) { return a->onset_step < b->onset_step; });
+  int64_t band_end = 0;
+  Severity band_severity = Severity::info;
+  for (const Finding* f : episodes) {
+    std::string label = f->detector + " (" + severity_name(f->severity) + ")";
+    if (!c.ranges.empty() && f->onset_step <= band_end) {
+      ChartRange& band = c.ranges.back();
+      band_end = std::max(band_end, f->end_step);
+      band.end_step = static_cast<double>(band_end);
+      band.label += ", " + label;
+      if (static_cast<int>(f->severity) > static_cast<int>(band_severity)) band_severity = f->severity;
+      band.tone = tone_of(band_severity);
+      continue;
+    }
+    band_end = f->end_step;
+    band_severity = f->severity;
+    c.ranges.push_back({static_cast<double>(f->onset_step), static_cast<double>(f->end_step), label,
+                        tone_of(f->severity)});
   }
   return c;
 }
@@ -175,20 +198,7 @@ std::string doctor_html(const DoctorReport& r) {
   if (!r.audit) {
     page.paragraph("Not run: " + r.audit_error);
   } else {
-    std::vector<std::vector<std::string>> rows;
-    std::vector<ChartTone> tones;
-    for (const auto& c : r.audit->checks) {
-      rows.push_back({std::string(check_status_name(c.status)), c.id, c.summary, c.fix});
-      tones.push_back(c.status == CheckStatus::fail   ? ChartTone::Critical
-                      : c.status == CheckStatus::warn ? ChartTone::Warning
-                      : c.status == CheckStatus::pass ? ChartTone::Good
-                                                      : ChartTone::Neutral);
-    }
-    if (rows.empty()) {
-      page.paragraph("No checks ran.");
-    } else {
-      page.table({"status", "check", "summary", "fix"}, rows, tones);
-    }
+    env_audit_table(page, *r.audit);
   }
   if (!s.skipped.empty()) {
     std::vector<std::string> items;

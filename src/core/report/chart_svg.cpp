@@ -269,7 +269,8 @@ std::string render_svg(const LineChart& chart) {
                     "\" class=\"chart\">\n";
   out += "<style>.tick{font:11px sans-serif;fill:#4b5563}.axis{font:12px sans-serif;fill:#374151}"
          ".legend{font:12px sans-serif;fill:#111827}.title{font:600 13px sans-serif;fill:#111827}"
-         ".mark{font:11px sans-serif}</style>\n";
+         ".mark{font:11px sans-serif;stroke:#ffffff;stroke-width:3px;stroke-linejoin:round;paint-order:stroke}"
+         "</style>\n";  // marker and threshold labels keep a white halo where they cross a line
   out += "<text x=\"" + num(MARGIN_LEFT) + "\" y=\"16\" class=\"title\">" + html_escape(chart.title) + "</text>\n";
   if (f.y.empty() || f.x.empty()) {
     out += "<rect x=\"" + num(f.left) + "\" y=\"" + num(f.top) + "\" width=\"" + num(f.width) + "\" height=\"" +
