@@ -240,7 +240,10 @@ TEST(CsvSamples, NumbersAtTheEdges) {
 TEST(CsvSamples, TextInANumericColumnAfterTheFirstBlockIsOneDiagnostic) {
   TempDir dir;
   std::string csv = "prompt,completion,reward\n";
-  for (int i = 0; i < 200; ++i) csv += "p" + std::to_string(i % 7) + ",\"answer\n" + std::to_string(i) + "\"," + std::to_string(i) + ".5\n";
+  for (int i = 0; i < 200; ++i) {
+    std::string n = std::to_string(i);
+    csv += "p" + std::to_string(i % 7) + ",\"answer\n" + n + "\"," + n + ".5\n";  // two lines a row
+  }
   csv += "p,\"bad\nrow\",n/a\n";  // lines 402-403
   csv += "p,after,7\n";
   dir.write("late.csv", csv);

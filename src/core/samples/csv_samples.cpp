@@ -8,6 +8,10 @@
 // one diagnostic and the rest of the file is still read; binary (not utf8) also lets non-UTF-8 bytes through as
 // they are, as the JSONL reader does (the report writers escape them). A column counts as numeric, as Arrow's
 // inference would say, when every non-empty cell of the first block reads as a number.
+//
+// Memory is bounded whatever the file's size: Arrow parses and converts one block at a time (use_threads off: no
+// batches decoded ahead), and its I/O thread reads at most 32 raw blocks ahead (Arrow's fixed background
+// read-ahead, kDefaultBackgroundMaxQ), so about 33 MiB with the default 1 MiB blocks.
 #include "samples/csv_samples.h"
 
 #include <arrow/api.h>
@@ -17,6 +21,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <memory>
 
 #include "io/byte_source.h"
@@ -35,11 +40,15 @@ constexpr int32_t MAX_BLOCK = int32_t{64} << 20;
 // holds newlines), and whether the data ends inside a quoted field. Arrow takes such a cut-off field to the end of
 // the file as its value, inventing a completion out of whatever follows the opening quote; the reader drops that
 // row instead and says why.
+//
+// Arrow's streaming reader calls Read() on its I/O thread, ahead of the batches the reader is given, so the tracker
+// is shared between that thread and the reader's: every method takes its mutex.
 class RecordTracker {
  public:
   explicit RecordTracker(char delimiter) : delimiter_(delimiter) {}
 
   void feed(const char* p, size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
     const char* end = p + n;
     while (p < end) {
       char c = *p;
@@ -70,22 +79,19 @@ class RecordTracker {
     }
   }
 
-  // Called once per block Arrow reads: line starts are kept for the records of the last few blocks only, which are
-  // the ones Arrow can still be parsing or converting.
-  void block_read() {
-    marks_.push_back(records_);
-    if (marks_.size() > KEPT_BLOCKS) {
-      uint64_t oldest = marks_.front();
-      marks_.pop_front();
-      while (starts_.size() > 1 && starts_[1].first <= oldest) {
-        starts_.pop_front();
-        pruned_ = true;
-      }
+  // Forgets the line starts of records before `record` (rows given to the sink): what is kept is bounded by Arrow's
+  // read-ahead, not by the file.
+  void release_before(uint64_t record) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (starts_.size() > 1 && starts_[1].first <= record) {
+      starts_.pop_front();
+      pruned_ = true;
     }
   }
 
   // The line record `number` (Arrow's numbering: 1 is the header) starts on; 0 when no longer known.
   uint64_t line_of(uint64_t number) const {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (number == 0 || number > records_) return 0;
     if (starts_.empty() || number < starts_.front().first) return pruned_ ? 0 : number;
     auto it = std::upper_bound(starts_.begin(), starts_.end(), number,
@@ -94,12 +100,20 @@ class RecordTracker {
     return it->second + (number - it->first);
   }
 
-  bool inside_quotes() const { return state_ == State::quoted; }
-  size_t open_field() const { return field_; }  // the field the data ends in (0-based)
-  uint64_t records() const { return records_; }
+  bool inside_quotes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return state_ == State::quoted;
+  }
+  size_t open_field() const {  // the field the data ends in (0-based)
+    std::lock_guard<std::mutex> lock(mutex_);
+    return field_;
+  }
+  uint64_t records() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return records_;
+  }
 
  private:
-  static constexpr size_t KEPT_BLOCKS = 8;
   enum class State : uint8_t { line_start, field_start, unquoted, quoted, quote_in_quoted };
 
   State after(char c) {
@@ -119,13 +133,13 @@ class RecordTracker {
     }
   }
 
+  mutable std::mutex mutex_;
   char delimiter_;
   State state_ = State::line_start;
   uint64_t line_ = 1;
   uint64_t records_ = 0;
   size_t field_ = 0;
   std::deque<std::pair<uint64_t, uint64_t>> starts_;  // (record, line) where the offset between them changes
-  std::deque<uint64_t> marks_;                        // records_ after each of the last blocks
   bool pruned_ = false;  // records before starts_.front() are no longer known
 };
 
@@ -158,7 +172,6 @@ class SourceStream : public arrow::io::InputStream {
       done += static_cast<int64_t>(n);
     }
     tracker_.feed(dest, static_cast<size_t>(done));
-    tracker_.block_read();
     position_ += done;
     return done;
   }
@@ -170,7 +183,7 @@ class SourceStream : public arrow::io::InputStream {
     return std::shared_ptr<arrow::Buffer>(std::move(buffer));
   }
 
-  const RecordTracker& tracker() const { return tracker_; }
+  RecordTracker& tracker() { return tracker_; }
   std::string problem() const { return source_->problem(); }
 
  private:
@@ -221,7 +234,7 @@ class CsvRows {
 
   // A read of the file from its start, through `tracker`'s stream: rows given to the sink by an earlier read (one
   // that stopped at a record longer than its block) are passed over, and their problems not reported again.
-  void start(const RecordTracker& tracker) {
+  void start(RecordTracker& tracker) {
     tracker_ = &tracker;
     seen_ = 0;
     skipped_.clear();
@@ -267,6 +280,7 @@ class CsvRows {
 
   void row(const arrow::RecordBatch& batch, int64_t i) {
     uint64_t record = next_record();
+    tracker_->release_before(record);
     if (++seen_ <= row_) return;  // given to the sink by an earlier read
     reported_ = std::max(reported_, record);
     for (int c = 0; c < batch.num_columns(); ++c) {
@@ -311,7 +325,7 @@ class CsvRows {
   const std::string& path_;
   CellSink& sink_;
   Diagnostics& diagnostics_;
-  const RecordTracker* tracker_ = nullptr;
+  RecordTracker* tracker_ = nullptr;
   std::vector<bool> numeric_;
   std::vector<uint64_t> skipped_;  // records Arrow skipped, ahead of the rows read so far
   size_t next_skip_ = 0;
