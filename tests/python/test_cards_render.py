@@ -69,6 +69,12 @@ def only_json(folder):
     return json.loads(path.read_text())
 
 
+def audit_checks(doc):
+    """The environment audit's section and its check ids, when the report carries an audit."""
+    audit = doc.get("env_audit")
+    return ["Environment audit"] + [c["id"] for c in audit["checks"]] if audit else []
+
+
 def reward_health_card(tmp, kind):
     data = write_rollouts(str(tmp / f"rollouts_{kind}"), kind, fmt="trl_parquet", seed=0)
     out = tmp / f"reward_health_{kind}"
@@ -105,7 +111,7 @@ def doctor_card(tmp):
     doc = only_json(out)
     findings = doc["scan"]["findings"]
     card = Card("doctor", out)
-    card.must_show = [doc["verdict"].upper(), doc["scan"]["run_id"], "Environment audit"]
+    card.must_show = [doc["verdict"].upper(), doc["scan"]["run_id"]] + audit_checks(doc)
     card.must_show += [f["detector"] for f in findings] + [f["metric"] for f in findings]
     card.min_charts = len({f["metric"] for f in findings})  # one chart per implicated metric
     return card
@@ -126,11 +132,11 @@ def diff_card(tmp):
 def determinism_card(tmp):
     out = tmp / "determinism"
     demo = f"{sys.executable} {ROOT / 'examples' / 'trainers' / 'det_demo.py'} --mode nondet --steps 30"
-    run([rldk_binary(), "check-determinism", "--cmd", demo, "--compare", "loss", "--no-env-audit", "--work-dir",
+    run([rldk_binary(), "check-determinism", "--cmd", demo, "--compare", "loss", "--work-dir",
          tmp / "determinism_work", "--out", out])
     doc = only_json(out)
     card = Card("determinism", out)
-    card.must_show = ["Determinism card", doc["verdict"].upper(), doc["summary"]]
+    card.must_show = ["Determinism card", doc["verdict"].upper(), doc["summary"]] + audit_checks(doc)
     for m in doc["metrics"]:
         card.must_show.append(m["name"])
         if m["first_divergent_step"] is not None:
@@ -399,6 +405,8 @@ def test_card_shows_what_a_reader_needs(name, cards, rendered):
         shown = " ".join(" ".join(dom.text).split())
         missing = [t for t in card.must_show if " ".join(html.unescape(t).split()).lower() not in shown.lower()]
         assert not missing, f"{r.page.name}: not shown: {missing}"
+        # Markdown is for the .md file: in a page it shows as pipes and dashes (a table rule) or a "## " heading.
+        assert not re.search(r"\|\s*-{3,}\s*\||(^|\n)#{1,3} ", " ".join(dom.text)), f"{r.page.name}: raw Markdown"
         assert len(dom.charts) >= card.min_charts, f"{r.page.name}: {len(dom.charts)} charts, {card.min_charts} due"
         for i, chart in enumerate(dom.charts):
             words = " ".join(chart["text"])
