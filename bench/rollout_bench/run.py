@@ -102,7 +102,7 @@ def detection_table(results):
     """Markdown: one row per kind. results: list of score() dicts plus "fmt" and optional "error"."""
     lines = ["| set | expected check | detected / false alarms | rate | checks that fired (warning or critical) |",
              "|---|---|---|---|---|"]
-    for kind in rf.KINDS:
+    for kind in rf.KINDS + rf.PAIR_KINDS:
         rows = [r for r in results if r["kind"] == kind]
         if not rows:
             continue
@@ -220,7 +220,7 @@ def plan(seeds, formats):
         fmts = rf.FORMATS if formats == "all" else ([rf.FORMATS[seed % len(rf.FORMATS)]] if formats == "rotate"
                                                     else [formats])
         for fmt in fmts:
-            for kind in rf.KINDS:
+            for kind in rf.KINDS + rf.PAIR_KINDS:
                 out.append((kind, fmt, seed))
     return out
 
@@ -266,8 +266,11 @@ def main(argv=None):
         if not args.skip_detection:
             results = []
             for kind, fmt, seed in plan(args.seeds, args.formats):
-                rollouts = rf.write_rollouts(set_path(folder, kind, fmt, seed), kind, fmt, seed=seed,
-                                             steps=args.steps, prompts=args.prompts, group=args.group)
+                if kind in rf.PAIR_KINDS:
+                    rollouts = rf.write_pairs(set_path(folder, kind, fmt, seed), kind, fmt, seed=seed)
+                else:
+                    rollouts = rf.write_rollouts(set_path(folder, kind, fmt, seed), kind, fmt, seed=seed,
+                                                 steps=args.steps, prompts=args.prompts, group=args.group)
                 if args.generate_only:
                     print("%s %s seed %d: %d samples -> %s" % (kind, fmt, seed, rollouts.samples, rollouts.path))
                     continue

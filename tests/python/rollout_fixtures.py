@@ -24,7 +24,9 @@ import numpy as np
 
 KINDS = ("clean", "clean_binary", "length_bias", "keyword_shortcut", "saturation", "zero_variance",
          "proxy_up_gold_down", "rm_swap")
-CLEAN_KINDS = ("clean", "clean_binary")  # no pathology: any warning on these is a false alarm
+# Preference-pair sets (make_pairs / write_pairs): chosen/rejected completions scored by a reward model.
+PAIR_KINDS = ("clean_pairs", "miscalibrated_pairs")
+CLEAN_KINDS = ("clean", "clean_binary", "clean_pairs")  # no pathology: any warning on these is a false alarm
 FORMATS = ("trl_parquet", "verl_jsonl", "jsonl", "csv")
 
 # The check of `rldk reward health` each pathology should trip (names of the findings in its JSON). A swapped reward
@@ -36,6 +38,7 @@ EXPECTED_CHECKS = {
     "zero_variance": ("zero_variance_groups",),
     "proxy_up_gold_down": ("gold",),
     "rm_swap": ("reward drift",),
+    "miscalibrated_pairs": ("calibration",),
 }
 
 KEYWORD = "certainly"  # the shortcut word of keyword_shortcut
@@ -269,6 +272,58 @@ def make_rollouts(kind, seed=0, steps=30, prompts=16, group=8):
     df["advantage"] = _grpo_advantage(df["reward"].to_numpy(), group_no)
     df["quality"], df["keyword"], df["agree"] = q, keyword, agree[pid]
     return df
+
+
+def make_pairs(kind, seed=0, pairs=600):
+    """One labeled preference-pair set as a DataFrame: prompt, chosen, rejected, chosen_score, rejected_score.
+
+    Which completion a person prefers is drawn from a Bradley-Terry model with a latent margin m ~ N(0, 1.5^2)
+    between two completions of a prompt. The reward model's score margin is m plus a small error (clean_pairs:
+    sigma(margin) is then close to a probability), or 3 m plus that error (miscalibrated_pairs: an over-trained reward
+    model whose margins are three times too large, so it is overconfident; it still ranks the pairs as well). Each
+    score carries a per-prompt offset, which a pairwise check must ignore."""
+    import pandas as pd
+
+    if kind not in PAIR_KINDS:
+        raise ValueError("unknown pair kind %r; known: %s" % (kind, ", ".join(PAIR_KINDS)))
+    rng = np.random.default_rng(_kind_seed(kind, seed))
+    corpus = Corpus(seed, sentences=4_000)
+    margin = rng.normal(0.0, 1.5, pairs)
+    first_preferred = rng.random(pairs) < _sigmoid(margin)
+    scale = 3.0 if kind == "miscalibrated_pairs" else 1.0
+    model_margin = scale * margin + rng.normal(0.0, 0.3, pairs)
+    offset = rng.normal(0.0, 2.0, pairs)
+    a_text = corpus.texts(rng, rng.integers(6, 30, size=pairs))
+    b_text = corpus.texts(rng, rng.integers(6, 30, size=pairs))
+    a_score, b_score = offset + model_margin, offset
+    return pd.DataFrame({
+        "prompt": _prompt_texts(rng, pairs),
+        "chosen": np.where(first_preferred, a_text, b_text),
+        "rejected": np.where(first_preferred, b_text, a_text),
+        "chosen_score": np.where(first_preferred, a_score, b_score),
+        "rejected_score": np.where(first_preferred, b_score, a_score),
+    })
+
+
+def write_pairs(path, kind, fmt="jsonl", seed=0, pairs=600):
+    """Writes one preference-pair set and returns a Rollouts. Folder layouts (trl_parquet, verl_jsonl) get one
+    pairs.parquet / pairs.jsonl file in the folder; jsonl and csv are the file itself."""
+    df = make_pairs(kind, seed=seed, pairs=pairs)
+    path = str(path)
+    if fmt in ("trl_parquet", "verl_jsonl"):
+        os.makedirs(path, exist_ok=True)
+        target = os.path.join(path, "pairs.parquet" if fmt == "trl_parquet" else "pairs.jsonl")
+    else:
+        _parent(path)
+        target = path
+    if target.endswith(".parquet"):
+        df.to_parquet(target, index=False)
+    elif target.endswith(".csv"):
+        df.to_csv(target, index=False, float_format="%.17g")
+    else:
+        df.to_json(target, orient="records", lines=True, double_precision=15)
+    return Rollouts(path=path, kind=kind, fmt=fmt, samples=len(df), reward_columns=[],
+                    expected_checks=EXPECTED_CHECKS.get(kind, ()))
 
 
 def _grpo_advantage(reward, group_no):

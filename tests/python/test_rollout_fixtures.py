@@ -300,6 +300,28 @@ def test_rm_swap_disagrees_on_half_the_prompts(seed):
 # ----------------------------------------------------------------------------------------------------------------
 # The speed file and the bench harness
 
+@pytest.mark.parametrize("fmt", rf.FORMATS)
+@pytest.mark.parametrize("kind, scale", [("clean_pairs", 1.0), ("miscalibrated_pairs", 3.0)])
+def test_pairs_prefer_by_bradley_terry_and_scale_the_margin(tmp_path, kind, scale, fmt):
+    import glob
+
+    import pandas as pd
+    from scipy import optimize, special
+
+    name = {"trl_parquet": "pairs_dir", "verl_jsonl": "pairs_dir", "jsonl": "p.jsonl", "csv": "p.csv"}[fmt]
+    written = rf.write_pairs(str(tmp_path / name), kind, fmt, seed=1)
+    files = glob.glob(os.path.join(written.path, "pairs.*")) if os.path.isdir(written.path) else [written.path]
+    read = {".parquet": pd.read_parquet, ".csv": pd.read_csv,
+            ".jsonl": lambda f: pd.read_json(f, lines=True, precise_float=True)}[os.path.splitext(files[0])[1]]
+    df = read(files[0])
+    assert len(df) == written.samples == 600 and written.expected_checks == rf.EXPECTED_CHECKS.get(kind, ())
+    z = (df.chosen_score - df.rejected_score).to_numpy()
+    # The temperature that makes sigmoid(z / T) calibrated is the margin's scale (the error adds a little).
+    t = optimize.minimize_scalar(lambda t: np.mean(np.logaddexp(0, -z / t)), bounds=(0.05, 20), method="bounded").x
+    assert t == pytest.approx(scale, rel=0.3)
+    assert 0.7 < (z > 0).mean() < 0.9
+
+
 def test_speed_parquet_holds_distinct_length_biased_texts(tmp_path):
     path = str(tmp_path / "speed.parquet")
     text_bytes = rf.write_speed_parquet(path, samples=20_000, row_group_size=8_192)
@@ -355,9 +377,9 @@ def test_bench_scores_detections_and_false_alarms():
 def test_bench_plan_covers_every_kind_and_rotates_layouts():
     bench = bench_module()
     rotated = bench.plan(5, "rotate")
-    assert len(rotated) == 5 * len(rf.KINDS)
+    assert len(rotated) == 5 * len(rf.KINDS + rf.PAIR_KINDS)
     assert {fmt for _, fmt, _ in rotated} == set(rf.FORMATS)
-    assert len(bench.plan(2, "all")) == 2 * len(rf.FORMATS) * len(rf.KINDS)
+    assert len(bench.plan(2, "all")) == 2 * len(rf.FORMATS) * len(rf.KINDS + rf.PAIR_KINDS)
 
 
 def test_bench_says_clearly_when_there_is_no_rldk(tmp_path):
@@ -379,7 +401,7 @@ def test_bench_generate_only_writes_every_set(tmp_path):
                            "--steps", "6", "--prompts", "3", "--group", "4"], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert len(proc.stdout.splitlines()) == len(rf.KINDS)
+    assert len(proc.stdout.splitlines()) == len(rf.KINDS + rf.PAIR_KINDS)
     assert len(glob.glob(str(tmp_path / "*-s0" / "completions" / "completions_*.parquet"))) == 6 * len(rf.KINDS)
 
 
