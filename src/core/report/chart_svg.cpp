@@ -19,6 +19,9 @@ constexpr double MARGIN_TOP = 34;
 constexpr double MARGIN_BOTTOM = 40;
 constexpr int TARGET_TICKS = 5;
 constexpr double MARKER_LABEL_GAP = 140;  // user units; about the width of a short marker label
+// Legend layout estimate per character of 12px sans-serif; generous, so that wide fonts (DejaVu Sans) do not run
+// one entry's text into the next entry's line sample.
+constexpr double LEGEND_CHAR_WIDTH = 7.2;
 constexpr int MAX_BAD_VALUE_TICKS = 200;  // non-finite markers drawn per series; the rest are summarised in the legend
 // Colour-blind-safe series palette (Okabe-Ito, without yellow, which is unreadable on white).
 constexpr const char* PALETTE[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#56b4e9", "#e69f00", "#000000"};
@@ -91,6 +94,7 @@ struct Frame {
   double left, top, width, height;
   Range x, y;
   bool log_y;
+  bool integer_x;  // every x is a whole number (training steps): ticks too, labelled 150k rather than 1.5e+05
   double px(double step) const { return left + (step - x.lo) / (x.hi - x.lo) * width; }
   double py(double value) const {
     double v = log_y ? std::log10(value) : value;
@@ -174,13 +178,13 @@ void axes(std::string& out, const Frame& f, const LineChart& chart) {
   }
   // X labels.
   double step = nice_step(f.x.hi - f.x.lo);
-  if (step < 1) step = 1;  // steps are integers; never label 0.5
+  if (f.integer_x && step < 1) step = 1;  // steps are integers; never label step 0.5
   for (double v = std::ceil(f.x.lo / step) * step; v <= f.x.hi + step * 1e-9; v += step) {
     double x = f.px(v);
     out += "<line x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(f.top + f.height) + "\" y2=\"" +
            num(f.top + f.height + 4) + "\" stroke=\"#9ca3af\"/>\n";
     out += "<text x=\"" + num(x) + "\" y=\"" + num(f.top + f.height + 17) + "\" text-anchor=\"middle\" class=\"tick\">" +
-           html_escape(step_label(v)) + "</text>\n";
+           html_escape(f.integer_x ? step_label(v) : tick_label(std::fabs(v) < step * 1e-9 ? 0 : v)) + "</text>\n";
   }
   if (!chart.x_label.empty()) {
     out += "<text x=\"" + num(f.left + f.width / 2) + "\" y=\"" + num(f.top + f.height + 34) +
@@ -233,7 +237,7 @@ void draw_legend(std::string& out, const LineChart& chart, const Frame& f) {
   for (size_t i = chart.series.size(); i-- > 0;) {
     const ChartSeries& s = chart.series[i];
     if (s.label.empty()) continue;
-    double w = 6.2 * static_cast<double>(s.label.size()) + 26;
+    double w = LEGEND_CHAR_WIDTH * static_cast<double>(s.label.size()) + 26;
     x -= w;
     const char* colour = PALETTE[i % std::size(PALETTE)];
     items += "<line x1=\"" + num(x) + "\" x2=\"" + num(x + 16) + "\" y1=\"" + num(f.top - 10) + "\" y2=\"" +
@@ -254,11 +258,13 @@ std::string render_svg(const LineChart& chart) {
   f.width = std::max(40.0, chart.width - MARGIN_LEFT - MARGIN_RIGHT);
   f.height = std::max(40.0, chart.height - MARGIN_TOP - MARGIN_BOTTOM);
   f.log_y = chart.log_y;
+  f.integer_x = true;
   for (const ChartSeries& s : chart.series) {
     size_t n = std::min(s.steps.size(), s.values.size());
     for (size_t i = 0; i < n; ++i) {
       if (!std::isfinite(s.steps[i])) continue;
       f.x.add(s.steps[i]);
+      f.integer_x = f.integer_x && s.steps[i] == std::floor(s.steps[i]);
       if (usable(s.values[i], chart.log_y)) f.y.add(chart.log_y ? std::log10(s.values[i]) : s.values[i]);
     }
   }
