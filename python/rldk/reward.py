@@ -119,4 +119,8 @@ def drift(a, b, *, a_col: str = "", b_col: str = "", prompt_col: str = "", respo
         text = _core.reward_drift_json(sides["a"][0], sides["b"][0], sides["a"][1], sides["b"][1],
                                        as_text(prompt_col, "prompt_col"), as_text(response_col, "response_col"),
                                        pairs, int(seed), int(bootstrap))
-    return RewardHealth(json.loads(text))
+    doc = json.loads(text)
+    for side, path in (("a", a), ("b", b)):
+        if models[side]:  # read from a temporary score file: name the model instead, as the CLI does
+            doc[side]["format"] = "reward model " + path
+    return RewardHealth(doc)

@@ -263,6 +263,9 @@ int run_reward_drift(const DriftCliOptions& opts) {
     }
     return EXIT_INPUT_ERROR;
   }
+  // A model side was read from a temporary score file: name the model instead (rldk.reward.drift does the same).
+  if (a_model) report->format_a = "reward model " + opts.a;
+  if (b_model) report->format_b = "reward model " + opts.b;
   Json json = reward_drift_json(report.value());
   std::string markdown = reward_drift_markdown(report.value());
   std::vector<ReportFile> files = {{"reward_drift.json", json.dump()}, {"reward_drift.md", markdown}};

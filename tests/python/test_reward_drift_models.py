@@ -164,6 +164,7 @@ def test_cli_with_two_models_matches_scipy_on_direct_scores(setup, tmp_path):
     doc = json.loads(proc.stdout)
     check(doc, want, len(setup["rows"]))
     assert doc["a"]["column"] == "score" and doc["b"]["column"] == "score"
+    assert doc["a"]["format"] == "reward model " + setup["a"] and doc["b"]["format"] == "reward model " + setup["b"]
     # The scores are kept in the report folder, one line per prompt/completion, in file order.
     for side in "ab":
         kept = read_jsonl(out / ("reward_drift_scores_%s.jsonl" % side))
@@ -182,6 +183,7 @@ def test_python_api_with_a_model_and_a_score_file(setup, tmp_path):
     doc = rldk.reward.drift(setup["a"], setup["b"], prompts=setup["prompts"], batch_size=5, device="cpu",
                             dtype="float64", scores_dir=kept)
     check(doc, want, len(rows))
+    assert doc["a"]["format"] == "reward model " + setup["a"]
     assert sorted(os.listdir(kept)) == ["scores_a.jsonl", "scores_b.jsonl"]
     # B as a score file scored elsewhere: the same numbers (CLI and API).
     b_file = tmp_path / "b.jsonl"
@@ -228,6 +230,8 @@ def test_bad_model_folders_are_usage_errors(setup, tmp_path):
     assert proc.returncode == 2 and "--prompts" in proc.stderr, proc.stderr
     proc = run_drift(prompts, prompts, "--prompts", prompts)
     assert proc.returncode == 2 and "--prompts" in proc.stderr, proc.stderr
+    proc = run_drift(setup["a"], setup["b"], "--prompts", tmp_path / "no_prompts.jsonl")
+    assert proc.returncode == 2 and "no such prompts file" in proc.stderr, proc.stderr
     # config.json that holds no loadable model: the scorer's one-line reason, no traceback.
     broken = tmp_path / "broken"
     broken.mkdir()
