@@ -34,7 +34,7 @@ import pytest
 from PIL import Image
 from referencing import Registry, Resource
 
-from rollout_fixtures import write_rollouts
+from rollout_fixtures import write_pairs, write_rollouts
 from test_cli import rldk_binary
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -76,9 +76,18 @@ def audit_checks(doc):
 
 
 def reward_health_card(tmp, kind):
+    """length_bias: the rollouts and a miscalibrated preference-pair file in one folder (calibration and its
+    reliability diagram); proxy_up_gold_down: with the trainer's KL log (gold fitted against sqrt(KL))."""
     data = write_rollouts(str(tmp / f"rollouts_{kind}"), kind, fmt="trl_parquet", seed=0)
+    extra = []
+    if kind == "length_bias":
+        write_pairs(data.path, "miscalibrated_pairs", fmt="trl_parquet")
+    if kind == "proxy_up_gold_down":
+        log = tmp / "trainer_log.jsonl"
+        log.write_text("".join(json.dumps({"step": s, "kl": 0.1 * s}) + "\n" for s in range(1, 31)))
+        extra = ["--kl-log", log]
     out = tmp / f"reward_health_{kind}"
-    run([rldk_binary(), "reward", "health", data.path, "--out", out])
+    run([rldk_binary(), "reward", "health", data.path, *extra, "--out", out])
     doc = only_json(out)
     card = Card(f"reward_health_{kind}", out)
     card.must_show = ["Reward card", doc["verdict"].upper()]
@@ -87,9 +96,13 @@ def reward_health_card(tmp, kind):
         card.must_show += list(column["checks"])  # one row per check, measured or not
         for sample in column["checks"]["suspicious_samples"].get("samples") or []:
             card.must_show.append(" ".join(sample["text"].split()[:8]))  # the quoted evidence itself
+        gold = column["checks"]["gold"]
+        card.min_charts += (gold["status"] != "not_measurable") + (gold.get("fit_beta") is not None)
     card.must_show += [f["check"] for f in doc["findings"]]
-    if doc["has_gold"]:
-        card.min_charts = 1  # proxy and gold over steps
+    calibration = doc.get("calibration") or {}
+    if calibration.get("status") not in (None, "not_measurable"):
+        card.must_show.append("calibration")
+        card.min_charts += 1  # the reliability diagram
     return card
 
 
@@ -154,8 +167,11 @@ def scan_report(tmp):
 @pytest.fixture(scope="module")
 def cards(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cards")
-    made = [reward_health_card(tmp, "length_bias"), reward_health_card(tmp, "proxy_up_gold_down"),
-            reward_drift_card(tmp), doctor_card(tmp), diff_card(tmp), determinism_card(tmp), scan_report(tmp)]
+    # The slow two first (doctor and check-determinism probe the Python environment), side by side.
+    makers = [(doctor_card,), (determinism_card,), (reward_health_card, "length_bias"),
+              (reward_health_card, "proxy_up_gold_down"), (reward_drift_card,), (diff_card,), (scan_report,)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL_RENDERS) as pool:
+        made = [f.result() for f in [pool.submit(maker, tmp, *args) for maker, *args in makers]]
     return {card.name: card for card in made}
 
 
