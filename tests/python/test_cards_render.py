@@ -1,9 +1,9 @@
 """Every HTML card rldk writes, opened in headless Chromium as a person would open it (issue 13, acceptance 6), and the
 JSON written beside it validated against its schema in docs/schemas/.
 
-The cards come from the bundled examples and the labeled rollout fixtures: the reward card (`rldk reward health`,
-with and without a gold score), the reward-model drift card (`rldk reward drift`), the doctor, drift (`rldk diff`)
-and determinism cards; `rldk scan --out` writes JSON only. Each folder a command writes is taken as it is: every
+The cards come from the bundled examples and the labeled rollout fixtures: the reward card (`rldk reward health`:
+length bias with preference pairs, and proxy up / gold down with a KL log), the reward-model drift card (`rldk reward
+drift`), the doctor, drift (`rldk diff`) and determinism cards; `rldk scan --out` writes JSON only. Each folder a command writes is taken as it is: every
 *.html in it is rendered and every *.json in it validated, so a card a command starts writing is covered without
 editing this file.
 
