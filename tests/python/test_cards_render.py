@@ -3,9 +3,9 @@ JSON written beside it validated against its schema in docs/schemas/.
 
 The cards come from the bundled examples and the labeled rollout fixtures: the reward card (`rldk reward health`:
 length bias with preference pairs, and proxy up / gold down with a KL log), the reward-model drift card (`rldk reward
-drift`), the doctor, drift (`rldk diff`) and determinism cards; `rldk scan --out` writes JSON only. Each folder a command writes is taken as it is: every
-*.html in it is rendered and every *.json in it validated, so a card a command starts writing is covered without
-editing this file.
+drift`), the doctor, drift (`rldk diff`) and determinism cards; `rldk scan --out` writes JSON only. Each folder a
+command writes is taken as it is: every *.html in it is rendered and every *.json in it validated, so a card a
+command starts writing is covered without editing this file.
 
 Chromium screenshots each card and dumps its DOM in the same run, two cards at a time. A card passes when
 - the screenshot decodes and is not blank (dark pixels of text and lines, the title at the top);
