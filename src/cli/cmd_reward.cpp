@@ -211,7 +211,8 @@ int run_reward_drift(const DriftCliOptions& opts) {
     return EXIT_INPUT_ERROR;
   }
   if ((a_model || b_model) && opts.prompts.empty()) {
-    std::fprintf(stderr, "%s: %s is a reward model folder: give the prompts and completions to score with --prompts FILE\n",
+    std::fprintf(stderr,
+                 "%s: %s is a reward model folder: give the prompts and completions to score with --prompts FILE\n",
                  me, a_model ? "A" : "B");
     return EXIT_INPUT_ERROR;
   }

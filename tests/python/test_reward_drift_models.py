@@ -5,9 +5,11 @@ the correlations, ranking agreement, sign-flip rate and mean difference that sci
 with transformers directly, one sample at a time. Bad model folders are clear usage errors (exit 2)."""
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
+import jsonschema
 import numpy as np
 import pytest
 from scipy import stats
@@ -21,6 +23,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 TOL = 1e-6
+SCHEMA = json.loads((pathlib.Path(__file__).resolve().parents[2] / "docs" / "schemas" /
+                     "rldk.reward-drift.v1.schema.json").read_text())
 
 
 def _save(model, tokenizer, path):
@@ -111,7 +115,7 @@ def expected(rows, a, b):
 
 
 def check(doc, want, n):
-    assert doc["schema"] == "rldk.reward-drift/v1"
+    jsonschema.validate(doc, SCHEMA)
     assert doc["paired"] == n and doc["a"]["unpaired"] == 0 and doc["b"]["unpaired"] == 0
     assert doc["prompts"] == 8 and doc["prompt_groups"] == 8
     for key in ("pearson", "spearman", "within_pearson", "within_spearman"):
@@ -258,7 +262,8 @@ def test_missing_torch_or_transformers_is_one_clear_line(setup, tmp_path):
     # An interpreter whose transformers cannot be imported: a module of that name that fails to import.
     shadow = tmp_path / "shadow"
     shadow.mkdir()
-    (shadow / "transformers.py").write_text("raise ImportError(\"No module named 'transformers'\", name='transformers')\n")
+    (shadow / "transformers.py").write_text(
+        "raise ImportError(\"No module named 'transformers'\", name='transformers')\n")
     env = dict(os.environ, PYTHONPATH=str(shadow), RLDK_PYTHON=sys.executable)
     proc = run_drift(setup["a"], setup["b"], "--prompts", setup["prompts"], env=env)
     assert proc.returncode == 2, proc.stderr
