@@ -219,7 +219,8 @@ std::string diff_html(const DiffReport& report) {
   std::vector<ChartTone> tones;
   for (const auto& s : report.signals) {
     rows.push_back({s.name, std::to_string(s.common_steps),
-                    short_num(s.max_abs_delta) + " at " + std::to_string(s.max_abs_delta_step),
+                    s.max_abs_delta == 0 ? "0"  // identical runs: no step to point at
+                                         : short_num(s.max_abs_delta) + " at " + std::to_string(s.max_abs_delta_step),
                     (s.mean_drift > 0 ? "+" : "") + short_num(s.mean_drift),
                     s.first_difference_step ? std::to_string(*s.first_difference_step) : "none",
                     divergence_sentence(s)});

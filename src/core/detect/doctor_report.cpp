@@ -137,6 +137,14 @@ std::string doctor_html(const DoctorReport& r) {
   std::string headline;
   if (s.findings.empty()) {
     headline = "No training failures found in " + std::to_string(s.step_count) + " steps.";
+    // A WARN or FAIL banner over "no failures" reads as a contradiction unless it says where the verdict comes from.
+    if (r.audit && (r.audit->status() == CheckStatus::warn || r.audit->status() == CheckStatus::fail)) {
+      std::string ids;
+      for (const auto& c : r.audit->checks) {
+        if (c.status == CheckStatus::warn || c.status == CheckStatus::fail) ids += (ids.empty() ? "" : ", ") + c.id;
+      }
+      headline += " The environment audit found a problem: " + ids + " (below).";
+    }
   } else {
     const Finding* worst = &s.findings.front();
     for (const auto& f : s.findings) {
