@@ -126,7 +126,10 @@ class RewardModel:
         limit = _limit(self.model, tok)
         self.max_length = min(int(max_length), limit) if limit else int(max_length)
         self.input_format = "chat" if getattr(tok, "chat_template", None) else "pair"
-        self.model.to(self.device)
+        try:
+            self.model.to(self.device)
+        except Exception as e:  # noqa: BLE001  (no such device, CUDA not compiled in, out of memory)
+            raise RewardModelError("cannot put the model on device %r: %s" % (self.device, " ".join(str(e).split())))
         self.model.eval()
 
     def _encode(self, prompts: Sequence[str], completions: Sequence[Optional[str]]):
@@ -157,14 +160,16 @@ class RewardModel:
         completions = [None] * len(prompts) if completions is None else list(completions)
         if len(completions) != len(prompts):
             raise RewardModelError("%d prompts but %d completions" % (len(prompts), len(completions)))
-        # Similar lengths batched together waste less padding; each score is put back in its row.
-        order = sorted(range(len(prompts)),
-                       key=lambda i: (completions[i] is None, len(prompts[i]) + len(completions[i] or "")))
+        # Similar lengths batched together waste less padding; rows with and without a completion are never in one
+        # batch; each score is put back in its row.
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]) + len(completions[i] or ""))
+        batches = []
+        for part in ([i for i in order if completions[i] is not None], [i for i in order if completions[i] is None]):
+            batches += [part[k:k + self.batch_size] for k in range(0, len(part), self.batch_size)]
         scores = [math.nan] * len(prompts)
         torch = self._torch
         with torch.no_grad():
-            for start in range(0, len(order), self.batch_size):
-                rows = order[start:start + self.batch_size]
+            for rows in batches:
                 batch = self._encode([prompts[i] for i in rows], [completions[i] for i in rows])
                 batch = {k: v.to(self.device) for k, v in batch.items()}
                 for i, s in zip(rows, self._logits_to_scores(self.model(**batch).logits)):

@@ -155,8 +155,18 @@ def test_scorer_matches_transformers_one_sample_at_a_time(setup):
         again = reward_models.RewardModel(setup[side], batch_size=1).score([p for p, _ in rows], [c for _, c in rows])
         assert np.allclose(scores, again, rtol=0, atol=1e-6)
     # The GPT-2 tokenizer had no pad token: eos pads, in the tokenizer and the model's config.
-    model = reward_models.RewardModel(setup["a"])
+    model = reward_models.RewardModel(setup["a"], dtype="float64", batch_size=3)
     assert model.tokenizer.pad_token == "<eos>" and model.model.config.pad_token_id == model.tokenizer.eos_token_id
+    # A row without a completion scores the prompt alone; rows with and without one mix in a call.
+    tok = transformers.AutoTokenizer.from_pretrained(setup["a"], local_files_only=True)
+    ref = transformers.AutoModelForSequenceClassification.from_pretrained(setup["a"], local_files_only=True,
+                                                                          dtype=torch.float64).eval()
+    mixed = [(p, c if k % 2 else None) for k, (p, c) in enumerate(rows[:8])]
+    got = model.score([p for p, _ in mixed], [c for _, c in mixed])
+    with torch.no_grad():
+        for (p, c), s in zip(mixed, got):
+            enc = tok(p, return_tensors="pt") if c is None else tok(p, c, return_tensors="pt")
+            assert s == pytest.approx(float(ref(**enc).logits[0, 0]), abs=1e-12)
 
 
 def test_cli_with_two_models_matches_scipy_on_direct_scores(setup, tmp_path):
