@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "reward/sample_table.h"
+#include "stats/radix_sort.h"
 #include "stats/robust.h"
 
 namespace rldk::reward {
@@ -13,7 +14,7 @@ namespace {
 // Reward and length centred on their group means, for the groups of >= 2 samples.
 void within_group(const ColumnData& column, const RewardHealthAccumulator::State& state, LengthBiasCheck& c,
                   double confidence) {
-  auto groups = groups_of(state, column, 2);
+  const auto& groups = column.groups;
   c.within_groups = groups.size();
   if (groups.empty()) {
     c.within_reason = "no (step, group) has two or more samples";
@@ -72,7 +73,7 @@ void stratified_gain(const ColumnData& column, const RewardHealthAccumulator::St
 
   // Quantile bins of the pooled lengths; tied edges merge (many equal lengths make fewer, wider bins).
   std::vector<double> sorted = pooled_lengths;
-  std::sort(sorted.begin(), sorted.end());
+  stats::sort_values(sorted);
   std::vector<double> edges;
   for (size_t b = 1; b < t.length_bins; ++b) {
     edges.push_back(stats::quantile_sorted(sorted, static_cast<double>(b) / static_cast<double>(t.length_bins)));

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 
 #include "reward/text_features.h"
 
@@ -66,8 +67,10 @@ void RewardHealthAccumulator::on_row(const SampleRow& row) {
   s.step.push_back(row.step);
   uint64_t group = hash(row.group);
   s.group_hash.push_back(group);
-  // Pass rates are pooled per prompt; a file without prompt text falls back to its group key.
-  s.prompt_hash.push_back(row.prompt.empty() ? group : hash(row.prompt));
+  // Pass rates are pooled per prompt; a file without prompt text falls back to its group key (and a group that is
+  // the prompt, as in GRPO without a group column, is not hashed twice).
+  bool same = row.prompt.empty() || (row.group.data() == row.prompt.data() && row.group.size() == row.prompt.size());
+  s.prompt_hash.push_back(same ? group : hash(row.prompt));
   s.chars.push_back(f.chars);
   s.words.push_back(f.words);
   s.repetition.push_back(static_cast<float>(f.repetition));
@@ -149,6 +152,30 @@ ColumnData column_data(const RewardHealthAccumulator::State& state, size_t colum
     d.sample.push_back(i);
     d.value.push_back(values[i]);
   }
+  // Groups in order of first appearance through one hash map: O(n), where sorting a million indices by an
+  // indirect key cost more than every check that uses the groups.
+  struct KeyHash {
+    size_t operator()(const std::pair<int64_t, uint64_t>& k) const {
+      return static_cast<size_t>(k.second ^ (static_cast<uint64_t>(k.first) * 0x9E3779B97F4A7C15ULL));
+    }
+  };
+  std::unordered_map<std::pair<int64_t, uint64_t>, uint32_t, KeyHash> index;
+  std::vector<std::vector<size_t>> all;
+  uint32_t current = 0;
+  for (size_t pos = 0; pos < d.sample.size(); ++pos) {
+    size_t i = d.sample[pos];
+    // Trainers write a group's samples next to each other: the map is consulted only when the group changes.
+    if (pos == 0 || state.step[i] != state.step[d.sample[pos - 1]] ||
+        state.group_hash[i] != state.group_hash[d.sample[pos - 1]]) {
+      auto [it, added] = index.try_emplace({state.step[i], state.group_hash[i]}, static_cast<uint32_t>(all.size()));
+      if (added) all.emplace_back();
+      current = it->second;
+    }
+    all[current].push_back(pos);
+  }
+  for (auto& g : all) {
+    if (g.size() >= 2) d.groups.push_back(std::move(g));
+  }
   return d;
 }
 
@@ -173,26 +200,6 @@ int64_t StepWindows::early_last(double share) const {
 
 int64_t StepWindows::late_first(double share) const {
   return steps.empty() ? 0 : steps[steps.size() - window_size(steps.size(), share)];
-}
-
-std::vector<std::vector<size_t>> groups_of(const RewardHealthAccumulator::State& state, const ColumnData& column,
-                                           size_t min_size) {
-  std::vector<size_t> order(column.sample.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  auto key = [&](size_t pos) {
-    size_t i = column.sample[pos];
-    return std::pair(state.step[i], state.group_hash[i]);
-  };
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
-  std::vector<std::vector<size_t>> groups;
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j < order.size() && key(order[j]) == key(order[i])) ++j;
-    if (j - i >= min_size) groups.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(i),
-                                               order.begin() + static_cast<std::ptrdiff_t>(j));
-    i = j;
-  }
-  return groups;
 }
 
 const KeptExample* kept_example(const RewardHealthAccumulator::State& state, size_t column_index, size_t sample) {

@@ -58,10 +58,13 @@ struct RewardHealthAccumulator::State {
 
 namespace reward {
 
-// One reward column's samples with a finite value, in arrival order.
+// One reward column's samples with a finite value, in arrival order, and its GRPO groups.
 struct ColumnData {
   std::vector<size_t> sample;  // index into the State vectors
   std::vector<double> value;
+  // The (step, group) groups of at least two samples, as positions into sample/value: computed once here, since
+  // most checks work within groups.
+  std::vector<std::vector<size_t>> groups;
 };
 ColumnData column_data(const RewardHealthAccumulator::State& state, size_t column);
 
@@ -74,10 +77,6 @@ struct StepWindows {
 };
 StepWindows step_windows(std::span<const int64_t> steps);
 
-// Groups of samples with the same (step, group hash): positions into a ColumnData, one vector per group of at
-// least `min_size`.
-std::vector<std::vector<size_t>> groups_of(const RewardHealthAccumulator::State& state, const ColumnData& column,
-                                           size_t min_size);
 
 // Checks, one file each (their formulas are in docs/reward.md).
 SaturationCheck check_saturation(const ColumnData& column, const RewardHealthAccumulator::State& state,

@@ -78,7 +78,7 @@ ShortcutFeaturesCheck check_shortcut_features(const ColumnData& column, const Re
                std::to_string(t.shortcut_min_samples);
     return c;
   }
-  auto groups = groups_of(state, column, 2);
+  const auto& groups = column.groups;
   c.groups = groups.size();
   for (const auto& g : groups) c.samples += g.size();
   if (groups.empty()) {
@@ -215,12 +215,18 @@ ShortcutFeaturesCheck check_shortcut_features(const ColumnData& column, const Re
   c.joint_r2 = std::clamp(r2, 0.0, 1.0);
 
   // Verdict and evidence.
-  std::vector<size_t> by_reward(column.value.size());
-  std::iota(by_reward.begin(), by_reward.end(), size_t{0});
-  std::sort(by_reward.begin(), by_reward.end(), [&](size_t a, size_t b) {
-    if (column.value[a] != column.value[b]) return column.value[a] > column.value[b];
-    return state.words[column.sample[a]] > state.words[column.sample[b]];  // as the kept texts are ordered
-  });
+  // Samples by reward, highest first, ordered only when a feature is flagged (a full sort of a million indices
+  // is most of this check's time otherwise).
+  std::vector<size_t> by_reward;
+  auto order_by_reward = [&] {
+    if (!by_reward.empty()) return;
+    by_reward.resize(column.value.size());
+    std::iota(by_reward.begin(), by_reward.end(), size_t{0});
+    std::sort(by_reward.begin(), by_reward.end(), [&](size_t a, size_t b) {
+      if (column.value[a] != column.value[b]) return column.value[a] > column.value[b];
+      return state.words[column.sample[a]] > state.words[column.sample[b]];  // as the kept texts are ordered
+    });
+  };
   std::string flagged_text;
   bool critical = false;
   for (size_t j = 0; j < k; ++j) {
@@ -231,6 +237,7 @@ ShortcutFeaturesCheck check_shortcut_features(const ColumnData& column, const Re
     }
     f.flagged = true;
     critical = critical || f.partial_r2 > t.shortcut_r2_critical;
+    order_by_reward();
     for (size_t pos : by_reward) {
       if (f.examples.size() >= t.shortcut_quotes) break;
       size_t i = column.sample[pos];

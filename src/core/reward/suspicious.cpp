@@ -18,7 +18,7 @@ SuspiciousCheck check_suspicious(const ColumnData& column, const RewardHealthAcc
   }
   // Length z-score within the (step, group), population std: a group's own spread is the yardstick.
   std::vector<double> length_z(column.value.size(), NO_VALUE);
-  for (const auto& g : groups_of(state, column, 2)) {
+  for (const auto& g : column.groups) {
     double mean = 0, squares = 0;
     for (size_t k : g) mean += state.words[column.sample[k]];
     mean /= static_cast<double>(g.size());

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 namespace rldk::reward {
 namespace {
@@ -48,13 +47,6 @@ void count_line(std::string_view line, TextFeatures& f) {
 TextFeatures text_features(std::string_view text, std::vector<uint64_t>& scratch) {
   TextFeatures f;
   scratch.clear();
-  uint64_t previous[2] = {0, 0};
-  std::hash<std::string_view> hash;
-  size_t i = 0;
-  for (char c : text) {
-    f.chars += continues_sequence(c) ? 0 : 1;
-    f.non_ascii += (static_cast<unsigned char>(c) & 0xC0) == 0xC0 ? 1 : 0;  // a multi-byte sequence's lead byte
-  }
   for (size_t start = 0; start < text.size();) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
@@ -62,17 +54,34 @@ TextFeatures text_features(std::string_view text, std::vector<uint64_t>& scratch
     start = end + 1;
   }
   f.code_blocks = (f.code_blocks + 1) / 2;
-  while (i < text.size()) {
-    while (i < text.size() && is_space(text[i])) ++i;
-    if (i == text.size()) break;
-    size_t start = i;
-    while (i < text.size() && !is_space(text[i])) ++i;
-    uint64_t h = hash(text.substr(start, i - start));
+  // One pass over the bytes counts code points and non-ASCII ones and hashes each whitespace-separated word as it
+  // goes (64-bit FNV-1a, written here because it folds into this loop; a library hash would need a second pass over
+  // every word). The hashes only tell 3-grams apart: a collision makes two count as one, at odds of ~2^-64.
+  uint64_t previous[2] = {0, 0};
+  uint64_t h = 0;
+  bool in_word = false;
+  auto end_word = [&] {
     ++f.words;
     if (f.words >= 3) scratch.push_back(combine(combine(previous[0], previous[1]), h));
     previous[0] = previous[1];
     previous[1] = h;
+    in_word = false;
+  };
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    f.chars += (byte & 0xC0) != 0x80;
+    f.non_ascii += (byte & 0xC0) == 0xC0;  // a multi-byte sequence's lead byte
+    if (is_space(c)) {
+      if (in_word) end_word();
+      continue;
+    }
+    if (!in_word) {
+      h = 0xcbf29ce484222325ULL;
+      in_word = true;
+    }
+    h = (h ^ byte) * 0x100000001b3ULL;
   }
+  if (in_word) end_word();
   if (!scratch.empty()) {
     std::sort(scratch.begin(), scratch.end());
     auto distinct = static_cast<size_t>(std::unique(scratch.begin(), scratch.end()) - scratch.begin());

@@ -12,7 +12,7 @@ namespace rldk::reward {
 ZeroVarianceCheck check_zero_variance(const ColumnData& column, const RewardHealthAccumulator::State& state,
                                       const RewardHealthThresholds& t) {
   ZeroVarianceCheck c;
-  auto groups = groups_of(state, column, 2);
+  const auto& groups = column.groups;
   c.groups = groups.size();
   if (groups.empty()) {
     c.reason = "no (step, group) has two or more samples with this reward, so no group spread can be measured";

@@ -102,6 +102,8 @@ Status read_parquet_samples(const std::string& path, CellSink& sink) {
         const arrow::Array& array = *batch->column(c);
         if (numeric_type(*array.type())) {
           sink.set_number(c, number_at(array, i));
+        } else if (array.type_id() == arrow::Type::STRING && !array.IsNull(i)) {
+          sink.set_text(c, static_cast<const arrow::StringArray&>(array).GetView(i));  // no copy on the hot path
         } else if (text_at(array, i, text)) {
           sink.set_text(c, text);
         }

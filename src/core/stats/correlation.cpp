@@ -5,21 +5,18 @@
 #include <numeric>
 
 #include "stats/distributions.h"
+#include "stats/radix_sort.h"
 
 namespace rldk::stats {
 
 std::vector<double> average_ranks(std::span<const double> x) {
-  // (value, index) pairs sorted by value: contiguous keys sort several times faster than indices compared through
-  // x, and ties need no stable order since they all get their mean rank.
-  std::vector<std::pair<double, size_t>> order(x.size());
-  for (size_t i = 0; i < x.size(); ++i) order[i] = {x[i], i};
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<KeyedIndex> order = sorted_order(x);
   std::vector<double> ranks(x.size());
   for (size_t i = 0; i < order.size();) {
     size_t j = i;
-    while (j < order.size() && order[j].first == order[i].first) ++j;
+    while (j < order.size() && order[j].key == order[i].key) ++j;
     double rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;  // mean of ranks i+1 .. j
-    for (size_t k = i; k < j; ++k) ranks[order[k].second] = rank;
+    for (size_t k = i; k < j; ++k) ranks[order[k].index] = rank;
     i = j;
   }
   return ranks;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "stats/distributions.h"
+#include "stats/radix_sort.h"
 
 namespace rldk::stats {
 namespace {
@@ -36,8 +37,8 @@ KolmogorovSmirnov ks_two_sample(std::span<const double> a, std::span<const doubl
   r.n_b = b.size();
   if (a.empty() || b.empty()) return r;
   std::vector<double> sa(a.begin(), a.end()), sb(b.begin(), b.end());
-  std::sort(sa.begin(), sa.end());
-  std::sort(sb.begin(), sb.end());
+  sort_values(sa);
+  sort_values(sb);
   double d = 0;
   walk_cdfs(sa, sb, [&](double, double, double fa, double fb) { d = std::max(d, std::fabs(fa - fb)); });
   r.statistic = d;
@@ -49,8 +50,8 @@ KolmogorovSmirnov ks_two_sample(std::span<const double> a, std::span<const doubl
 double wasserstein_distance(std::span<const double> a, std::span<const double> b) {
   if (a.empty() || b.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::vector<double> sa(a.begin(), a.end()), sb(b.begin(), b.end());
-  std::sort(sa.begin(), sa.end());
-  std::sort(sb.begin(), sb.end());
+  sort_values(sa);
+  sort_values(sb);
   double area = 0;
   walk_cdfs(sa, sb, [&](double x, double next, double fa, double fb) { area += std::fabs(fa - fb) * (next - x); });
   return area;
