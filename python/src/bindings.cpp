@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "rldk/actions.h"
+#include "rldk/evals.h"
 #include "rldk/event_writer.h"
 #include "rldk/monitor.h"
 #include "rldk/monitor_report.h"
@@ -515,6 +516,135 @@ NB_MODULE(_core, m) {
     return rldk::reward_drift_json(unwrap(std::move(report))).dump(-1);
   }, "a"_a, "b"_a, "a_col"_a = "", "b_col"_a = "", "prompt"_a = "", "completion"_a = "",
      "slices"_a = std::vector<std::pair<std::string, std::string>>{}, "seed"_a = 0, "bootstrap"_a = 2000);
+
+  // rldk.evals: the eval card of `rldk evals compare|aggregate` as its JSON text, and the statistics underneath it
+  // on NumPy arrays (rldk.evals.aggregate, welch, ...), scores given per task: [task][run].
+  m.def("evals_json", [](const std::vector<std::string>& sources, const std::vector<std::string>& columns, bool runs,
+                         const std::string& at, int64_t step, bool compare, const std::string& a, const std::string& b,
+                         const std::vector<std::string>& lower, double confidence, size_t reps,
+                         const std::string& method, uint64_t seed, bool task_bootstrap, double margin, double effect,
+                         double power, double gamma) {
+    if (columns.size() != 5) invalid_argument("columns: arm, seed, task, item, score");
+    if (method != "percentile" && method != "bca") invalid_argument("method must be 'percentile' or 'bca'");
+    if (!(confidence > 0 && confidence < 1)) invalid_argument("confidence must lie between 0 and 1");
+    if (reps < 1) invalid_argument("reps must be at least 1");
+    rldk::evals::EvalData data;
+    rldk::evals::EvalsOptions options;
+    options.compare = compare;
+    options.a = a;
+    options.b = b;
+    options.lower_is_better = lower;
+    options.bootstrap.confidence = confidence;
+    options.bootstrap.reps = reps;
+    options.bootstrap.method = method == "bca" ? rldk::evals::IntervalMethod::bca
+                                               : rldk::evals::IntervalMethod::percentile;
+    options.bootstrap.seed = seed;
+    options.bootstrap.task_bootstrap = task_bootstrap;
+    options.margin = margin;
+    options.effect = effect;
+    options.power = power;
+    options.gamma = gamma;
+    rldk::Diagnostics diagnostics;
+    rldk::Result<rldk::evals::EvalsReport> report = rldk::Error{rldk::ErrorCode::io, "", ""};
+    {
+      nb::gil_scoped_release release;
+      for (const auto& source : sources) {
+        rldk::Status status = rldk::Ok{};
+        if (runs) {
+          rldk::evals::RunEvalOptions ro;
+          ro.at = at == "best" ? rldk::evals::EvalAt::best
+                  : at == "step" ? rldk::evals::EvalAt::step
+                                 : rldk::evals::EvalAt::last;
+          ro.step = step;
+          ro.lower_is_better = lower;
+          status = rldk::evals::read_run_evals(source, ro, data, diagnostics);
+        } else {
+          rldk::evals::EvalReadOptions ro;
+          ro.columns = {columns[0], columns[1], columns[2], columns[3], columns[4]};
+          status = rldk::evals::read_eval_results(source, ro, data, diagnostics);
+        }
+        if (!status.ok()) {
+          report = status.error();
+          break;
+        }
+      }
+      if (data.sources.size() == sources.size()) report = rldk::evals::evaluate(data, options);
+    }
+    return rldk::evals::evals_json(unwrap(std::move(report))).dump(-1);
+  }, "sources"_a, "columns"_a, "runs"_a, "at"_a, "step"_a, "compare"_a, "a"_a, "b"_a, "lower"_a, "confidence"_a,
+     "reps"_a, "method"_a, "seed"_a, "task_bootstrap"_a, "margin"_a, "effect"_a, "power"_a, "gamma"_a);
+
+  auto bootstrap_options = [](size_t reps, double confidence, const std::string& method, uint64_t seed,
+                              bool task_bootstrap) {
+    if (method != "percentile" && method != "bca") invalid_argument("method must be 'percentile' or 'bca'");
+    if (!(confidence > 0 && confidence < 1)) invalid_argument("confidence must lie between 0 and 1");
+    rldk::evals::BootstrapOptions o;
+    o.reps = reps;
+    o.confidence = confidence;
+    o.method = method == "bca" ? rldk::evals::IntervalMethod::bca : rldk::evals::IntervalMethod::percentile;
+    o.seed = seed;
+    o.task_bootstrap = task_bootstrap;
+    return o;
+  };
+  auto interval_tuple = [](const rldk::evals::Interval& i) { return nb::make_tuple(i.estimate, i.low, i.high, i.note); };
+  m.def("evals_aggregate", [=](const rldk::evals::TaskScores& scores, const std::string& name, size_t reps,
+                              double confidence, const std::string& method, uint64_t seed, bool task_bootstrap,
+                              double gamma) {
+    rldk::evals::Aggregate a = rldk::evals::Aggregate::mean;
+    if (name == "mean") a = rldk::evals::Aggregate::mean;
+    else if (name == "median") a = rldk::evals::Aggregate::median;
+    else if (name == "iqm") a = rldk::evals::Aggregate::iqm;
+    else if (name == "optimality_gap") a = rldk::evals::Aggregate::optimality_gap;
+    else invalid_argument("aggregate must be mean, median, iqm or optimality_gap, got '" + name + "'");
+    auto o = bootstrap_options(reps, confidence, method, seed, task_bootstrap);
+    rldk::evals::Interval i;
+    {
+      nb::gil_scoped_release release;
+      i = reps == 0 ? rldk::evals::Interval{rldk::evals::aggregate(a, scores, gamma)}
+                    : rldk::evals::stratified_bootstrap(scores, a, o, gamma);
+    }
+    return interval_tuple(i);
+  }, "scores"_a, "name"_a, "reps"_a, "confidence"_a, "method"_a, "seed"_a, "task_bootstrap"_a, "gamma"_a);
+  m.def("evals_probability_of_improvement", [=](const rldk::evals::TaskScores& x, const rldk::evals::TaskScores& y,
+                                                size_t reps, double confidence, uint64_t seed, bool task_bootstrap) {
+    auto o = bootstrap_options(reps, confidence, "percentile", seed, task_bootstrap);
+    rldk::evals::Interval i;
+    {
+      nb::gil_scoped_release release;
+      i = rldk::evals::probability_of_improvement_interval(x, y, o);
+    }
+    return interval_tuple(i);
+  }, "x"_a, "y"_a, "reps"_a, "confidence"_a, "seed"_a, "task_bootstrap"_a);
+  m.def("evals_bootstrap_mean", [=](const std::vector<double>& values, size_t reps, double confidence,
+                                    const std::string& method, uint64_t seed) {
+    return interval_tuple(rldk::evals::bootstrap_mean(values, bootstrap_options(reps, confidence, method, seed, false)));
+  }, "values"_a, "reps"_a, "confidence"_a, "method"_a, "seed"_a);
+  m.def("evals_profile", [=](const rldk::evals::TaskScores& scores, const std::vector<double>& tau, size_t reps,
+                             double confidence, uint64_t seed) {
+    auto p = rldk::evals::performance_profile(scores, tau, bootstrap_options(reps, confidence, "percentile", seed, false));
+    return nb::make_tuple(p.fraction, p.low, p.high);
+  }, "scores"_a, "tau"_a, "reps"_a, "confidence"_a, "seed"_a);
+  m.def("evals_welch", [](const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+    auto w = rldk::evals::welch_t_test(a, b, confidence);
+    auto g = rldk::evals::hedges_g(a, b, confidence);
+    auto u = rldk::evals::mann_whitney_u(a, b);
+    return nb::make_tuple(w.difference, w.t, w.df, w.p_value, w.ci_low, w.ci_high, g.value, g.ci_low, g.ci_high, u.u,
+                          u.p_value, u.exact);
+  }, "a"_a, "b"_a, "confidence"_a);
+  m.def("evals_paired", [](const std::vector<double>& d, double confidence) {
+    auto p = rldk::evals::paired_t_test(d, confidence);
+    return nb::make_tuple(p.mean_difference, p.sd_difference, p.t, p.df, p.p_value, p.ci_low, p.ci_high, p.effect_dz);
+  }, "differences"_a, "confidence"_a);
+  m.def("evals_holm", [](const std::vector<double>& p) { return rldk::evals::holm_adjust(p); }, "p_values"_a);
+  m.def("evals_seeds_needed", [](double effect, double sd_a, double sd_b, double alpha, double power, bool two_sided) {
+    return rldk::evals::seeds_needed(effect, sd_a, sd_b, alpha, power, two_sided);
+  }, "effect"_a, "sd_a"_a, "sd_b"_a, "alpha"_a, "power"_a, "two_sided"_a);
+  m.def("evals_welch_power", [](double effect, double sd_a, double sd_b, size_t n, double alpha, bool two_sided) {
+    return rldk::evals::welch_power(effect, sd_a, sd_b, n, alpha, two_sided);
+  }, "effect"_a, "sd_a"_a, "sd_b"_a, "n"_a, "alpha"_a, "two_sided"_a);
+  m.def("evals_items_needed", [](double effect, double sd_d, double alpha, double power, bool two_sided) {
+    return rldk::evals::items_needed(effect, sd_d, alpha, power, two_sided);
+  }, "effect"_a, "sd_d"_a, "alpha"_a, "power"_a, "two_sided"_a);
 
   m.def("canonical_name", [](const std::string& raw) {
     return rldk::MetricDictionary::builtin().canonical_name(raw);
