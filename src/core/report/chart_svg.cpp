@@ -19,6 +19,7 @@ constexpr double MARGIN_TOP = 34;
 constexpr double MARGIN_BOTTOM = 40;
 constexpr int TARGET_TICKS = 5;
 constexpr double MARKER_LABEL_GAP = 140;  // user units; about the width of a short marker label
+constexpr double MARKER_LABEL_ROW = 13;   // user units between stacked marker labels (11px text)
 // Legend layout estimate per character of 12px sans-serif; generous, so that wide fonts (DejaVu Sans) do not run
 // one entry's text into the next entry's line sample.
 constexpr double LEGEND_CHAR_WIDTH = 7.2;
@@ -230,6 +231,27 @@ void draw_series(std::string& out, const ChartSeries& s, size_t index, const Fra
   out += ticks;
 }
 
+// The text line (0, 1, ...) of each marker's label at the top of the plot, -1 for none: markers close together get
+// their labels on separate lines.
+std::vector<int> marker_label_lines(const LineChart& chart, const Frame& f) {
+  std::vector<int> lines;
+  std::vector<double> label_xs;
+  for (const ChartMarker& m : chart.markers) {
+    if (!std::isfinite(m.step) || m.label.empty()) {
+      lines.push_back(-1);
+      continue;
+    }
+    double x = f.px(m.step);
+    int line = 0;
+    for (double other : label_xs) {
+      if (std::fabs(other - x) < MARKER_LABEL_GAP) ++line;
+    }
+    lines.push_back(line);
+    label_xs.push_back(x);
+  }
+  return lines;
+}
+
 void draw_legend(std::string& out, const LineChart& chart, const Frame& f) {
   double x = f.left + f.width;
   // Right-aligned: lay out from the last entry backwards with an estimated text width.
@@ -297,6 +319,14 @@ std::string render_svg(const LineChart& chart) {
   }
   if (f.x.lo == f.x.hi) pad(f.x, 0);
   pad(f.y, 0.06);
+  // Marker labels get a band of their own at the top of the plot, so that they never sit on the data.
+  std::vector<int> label_lines = marker_label_lines(chart, f);
+  int label_rows = 0;
+  for (int line : label_lines) label_rows = std::max(label_rows, line + 1);
+  if (label_rows > 0) {
+    double band = std::min(f.height / 2, MARKER_LABEL_ROW * label_rows + 4);
+    f.y.hi += (f.y.hi - f.y.lo) * band / (f.height - band);
+  }
 
   axes(out, f, chart);
   out += "<svg x=\"" + num(f.left) + "\" y=\"" + num(f.top) + "\" width=\"" + num(f.width) + "\" height=\"" +
@@ -326,23 +356,19 @@ std::string render_svg(const LineChart& chart) {
            "\" text-anchor=\"end\" class=\"mark\" fill=\"" + tone_colour(t.tone) + "\">" + html_escape(t.label) +
            "</text>\n";
   }
-  std::vector<double> label_xs;  // markers close together get their labels on separate lines
-  for (const ChartMarker& m : chart.markers) {
+  for (size_t i = 0; i < chart.markers.size(); ++i) {
+    const ChartMarker& m = chart.markers[i];
     if (!std::isfinite(m.step)) continue;
     double x = f.px(m.step);
-    int line = 0;
-    for (double other : label_xs) {
-      if (std::fabs(other - x) < MARKER_LABEL_GAP) ++line;
-    }
+    int line = label_lines[i];
     out += "<line x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(f.top) + "\" y2=\"" +
            num(f.top + f.height) + "\" stroke=\"" + tone_colour(m.tone) + "\" stroke-width=\"1.5\" " +
            "stroke-dasharray=\"4 3\"><title>" + html_escape(m.label) + "</title></line>\n";
-    if (!m.label.empty()) {
+    if (line >= 0) {
       bool right_half = x > f.left + f.width * 0.7;
-      out += "<text x=\"" + num(right_half ? x - 4 : x + 4) + "\" y=\"" + num(f.top + 12 + 13 * line) + "\" text-anchor=\"" +
-             (right_half ? "end" : "start") + "\" class=\"mark\" fill=\"" + tone_colour(m.tone) + "\">" +
-             html_escape(m.label) + "</text>\n";
-      label_xs.push_back(x);
+      out += "<text x=\"" + num(right_half ? x - 4 : x + 4) + "\" y=\"" + num(f.top + 12 + MARKER_LABEL_ROW * line) +
+             "\" text-anchor=\"" + (right_half ? "end" : "start") + "\" class=\"mark\" fill=\"" + tone_colour(m.tone) +
+             "\">" + html_escape(m.label) + "</text>\n";
     }
   }
   draw_legend(out, chart, f);
