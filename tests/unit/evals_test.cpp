@@ -256,3 +256,21 @@ TEST(EvalsReport, ErrorsOnOneArmOrUnknownArm) {
 
 }  // namespace
 }  // namespace rldk::evals
+
+namespace rldk::evals {
+namespace {
+
+TEST(EvalsBootstrap, IqmFastPathGivesTheGeneralPathsInterval) {
+  TaskScores s = {{0.1, 0.5, 0.3, 0.7}, {0.9, 0.4, 0.6, 0.8}, {0.3, 0.2, 0.35, 0.1}};
+  BootstrapOptions o;
+  o.reps = 3000;
+  o.seed = 5;
+  Interval fast = stratified_bootstrap(s, Aggregate::iqm, o);
+  Interval general = stratified_bootstrap(s, [](const TaskScores& x) { return aggregate_iqm(x); }, o);
+  EXPECT_EQ(fast.low, general.low);
+  EXPECT_EQ(fast.high, general.high);
+  EXPECT_EQ(fast.estimate, general.estimate);
+}
+
+}  // namespace
+}  // namespace rldk::evals

@@ -61,7 +61,25 @@ Interval stratified_bootstrap(const TaskScores& scores, const std::function<doub
 }
 
 Interval stratified_bootstrap(const TaskScores& scores, Aggregate a, const BootstrapOptions& options, double gamma) {
-  return stratified_bootstrap(scores, [a, gamma](const TaskScores& s) { return aggregate(a, s, gamma); }, options);
+  auto statistic = [a, gamma](const TaskScores& s) { return aggregate(a, s, gamma); };
+  bool ragged = scores.empty() || std::any_of(scores.begin(), scores.end(), [](const auto& t) { return t.empty(); });
+  if (a != Aggregate::iqm || options.task_bootstrap || ragged) return stratified_bootstrap(scores, statistic, options);
+  // IQM fast path (methods.md §1.1 note c): each replicate is drawn straight into one pooled buffer and trimmed,
+  // without building a resampled matrix. Same draws in the same order as the general path, so the same interval.
+  Rng rng(options.seed);
+  std::vector<double> replicates, pooled;
+  replicates.reserve(options.reps);
+  for (size_t r = 0; r < options.reps; ++r) {
+    pooled.clear();
+    for (const auto& task : scores) {
+      for (size_t n = 0; n < task.size(); ++n) pooled.push_back(task[rng.below(task.size())]);
+    }
+    replicates.push_back(trimmed_mean(pooled, 0.25));
+  }
+  std::vector<double> jackknife;
+  if (options.method == IntervalMethod::bca) jackknife = jackknife_runs(scores, statistic);
+  return detail::interval_from_replicates(statistic(scores), replicates, options.confidence, options.method,
+                                          jackknife);
 }
 
 Interval probability_of_improvement_interval(const TaskScores& x, const TaskScores& y,
