@@ -19,6 +19,9 @@ namespace rldk {
 struct MonitorOptions {
   // Files (followed as they grow; they may not exist yet), folders (the newest run file in them) or "-" (stdin).
   std::vector<std::string> sources;
+  // Folders of per-step sample files (TRL's completions/, verl's rollout_data_dir) turned into rollout metrics
+  // (rldk/rollout_metrics.h) as each step's file appears; run id "rollouts".
+  std::vector<std::string> rollouts;
   bool once = false;                  // read the sources to their end, report and exit (no following)
   std::string command;                // launch this trainer (through /bin/sh) and watch it
   bool read_command_output = true;    // parse the trainer's stdout/stderr for metrics too

@@ -57,11 +57,11 @@ int run(MonitorCliOptions& cli) {
   for (const auto& url : cli.webhooks) {
     for (auto& r : rules.rules) r.actions.push_back(RuleAction{"http", {{"url", url}}, {}});
   }
-  if (opts.sources.empty() && opts.command.empty()) {
+  if (opts.sources.empty() && opts.command.empty() && opts.rollouts.empty()) {
     const char* env = std::getenv("RLDK_METRICS_PATH");
     if (env == nullptr || *env == '\0') {
       std::fprintf(stderr, "rldk monitor: nothing to watch: give a metrics file or folder, - for stdin, --cmd "
-                           "\"python train.py ...\", or set RLDK_METRICS_PATH\n");
+                           "\"python train.py ...\", --rollouts DIR, or set RLDK_METRICS_PATH\n");
       return EXIT_INPUT_ERROR;
     }
     opts.sources.push_back(env);
@@ -92,6 +92,11 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
       "error; 3 the trainer exited with an error on its own.");
   cmd->add_option("sources", o.sources,
                   "Metrics to follow: files (may not exist yet), folders (newest run file), or - for stdin");
+  cmd->add_option("--rollouts", o.rollouts,
+                  "Folder of per-step sample files to follow (TRL's completions/ or the trainer's output folder, "
+                  "verl's rollout_data_dir): each new step gives rollout/sampled_reward_mean, rollout/length_reward_corr, "
+                  "rollout/saturation_share and rollout/zero_variance_share for rules (run id \"rollouts\"); repeatable")
+      ->allow_extra_args(false);
   cmd->add_flag("--once", o.once, "Read the sources to their end, report and exit (for finished runs and CI)");
   cmd->add_option("--cmd", o.command, "Launch this trainer, read its output and RLDK_METRICS_PATH, stop it on a stop action");
   cmd->add_option("--pid", o.pid, "Stop this running trainer on a stop action (a positive pid of a running process; "

@@ -20,6 +20,7 @@
 #include "rldk/follow.h"
 #include "rldk/monitor.h"
 #include "rldk/output_file.h"
+#include "rldk/rollout_metrics.h"
 #include "rldk/terminal_text.h"
 
 namespace rldk {
@@ -333,6 +334,38 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     fs::remove(metrics_path, ec);  // a stale file from an earlier run must not be read as this run's metrics
     sources.push_back(metrics_path);
   }
+  // Rollout folders: each step's samples become rollout metrics for the same engine.
+  std::vector<RolloutFollower> rollout_followers;
+  for (const auto& folder : options.rollouts) {
+    if (!fs::is_directory(folder, ec) && fs::exists(folder, ec)) {
+      result.exit_code = MONITOR_EXIT_INPUT_ERROR;
+      result.error = folder + ": --rollouts takes a folder of per-step sample files (e.g. the trainer's completions/)";
+      return result;
+    }
+    rollout_followers.emplace_back(folder, RolloutFollowOptions{});
+  }
+  Diagnostics rollout_problems;
+  auto observe_rollouts = [&](bool to_the_end) {
+    uint64_t got = 0;
+    for (auto& follower : rollout_followers) {
+      for (const RolloutMetric& m : to_the_end ? follower.finish(rollout_problems) : follower.poll(rollout_problems)) {
+        Observation o;
+        o.run_id = "rollouts";
+        o.name = o.raw_name = m.name;
+        o.step = m.step;
+        o.value = m.value;
+        o.time = NAN;
+        engine.observe(std::move(o), alerts);
+        ++got;
+      }
+    }
+    return got;
+  };
+  if (options.once) {
+    observe_rollouts(true);
+    engine.flush(alerts);
+    dispatch_pending();
+  }
   if (options.once) {
     // Finished logs: the batch readers (compression, folders of runs) feed the same engine.
     for (const auto& src : sources) {
@@ -412,6 +445,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       child->read_output(on_child_output);
       if (!child_done && child->try_wait() && !child->output_open()) child_done = true;
     }
+    if (!options.once) got += observe_rollouts(false);
     engine.flush(alerts);
     dispatch_pending();
     if (got > 0) last_data = std::chrono::steady_clock::now();
@@ -424,6 +458,9 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
         if (&in != console_input) in.read_new();
       }
       child->read_output(on_child_output);
+      observe_rollouts(true);  // the trainer's last steps, settled or not: it has stopped writing
+      engine.flush(alerts);
+      dispatch_pending();
       break;
     }
     bool stdin_only = !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [](const Input& i) {
@@ -471,6 +508,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   SessionFacts facts;
   facts.fail_on = fail_on.value();
   for (const auto& in : inputs) facts.sources.push_back(in.name);
+  for (const auto& follower : rollout_followers) facts.sources.push_back(follower.path());
   if (child) {
     if (interrupted && !child->status()) {
       stop_report = child->terminate(grace, passthrough);  // the user stopped the monitor: stop its trainer too
@@ -489,6 +527,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   }
   Diagnostics problems;
   for (const auto& in : inputs) problems.merge(*in.diagnostics);
+  problems.merge(rollout_problems);
   facts.input_problems = problems.total();
 
   if (interrupt_signal) facts.interrupted = signal_name(interrupt_signal);
