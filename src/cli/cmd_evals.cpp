@@ -167,6 +167,7 @@ void add_evals_command(CLI::App& app, int& exit_code) {
   CLI::App* aggregate = evals->add_subcommand(
       "aggregate", "Mean, median, IQM and optimality gap of every arm with stratified bootstrap intervals, and "
                    "performance profiles with bands.");
+  aggregate->alias("summary");
   add_common_options(aggregate, aggregate_opts, false);
   aggregate->callback([aggregate_opts, &exit_code] { exit_code = run_evals(*aggregate_opts, false); });
 }

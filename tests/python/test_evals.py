@@ -305,3 +305,28 @@ def test_gate_calibration_and_power(tmp_path):
     exact = scipy_stats.nct.sf(crit, df, 1.2 / math.sqrt(2 / seeds))
     assert abs(predicted - exact) < 0.02, (predicted, exact)
     assert abs(observed - predicted) < 0.05, (observed, predicted, exact)
+
+
+def test_results_table_as_csv_and_aggregate_cli(tmp_path):
+    rng = np.random.default_rng(8)
+    lines = ["algorithm,seed,task,score"]
+    for alg, mu in [("dqn", 0.3), ("c51", 0.5)]:
+        for s in range(5):
+            for t in range(7):
+                lines.append("%s,%d,task%d,%r" % (alg, s, t, float(rng.normal(mu, 0.2))))
+    path = tmp_path / "results.csv"
+    path.write_text("\n".join(lines) + "\n")
+    for command in ("aggregate", "summary"):
+        r = _rldk("evals", command, path, "--reps", 1000, "--json")
+        assert r.returncode == 0, r.stderr
+        card = json.loads(r.stdout)
+        assert card["verdict"] == "aggregate" and card["a"] is None and card["tasks"] == []
+        (group,) = card["aggregates"]
+        assert [a["arm"] for a in group["arms"]] == ["dqn", "c51"]
+        assert group["probability_of_improvement"] is None
+    metrics, _ = _rliable()
+    rows = [line.split(",") for line in lines[1:]]
+    dqn = np.array([[float(r[3]) for r in rows if r[0] == "dqn" and r[1] == str(s)] for s in range(5)])
+    assert group["arms"][0]["iqm"]["estimate"] == pytest.approx(metrics.aggregate_iqm(dqn), rel=1e-12)
+    assert group["arms"][0]["optimality_gap"]["estimate"] == pytest.approx(
+        metrics.aggregate_optimality_gap(dqn), rel=1e-12)
