@@ -24,7 +24,8 @@ std::string evals_markdown(const EvalsReport& r) {
   if (!r.a.empty()) {
     md += "Verdict: **" + r.verdict + "**. " + md_text(r.summary) + "\n\n";
     md += "A = " + md_code(r.a) + ", B = " + md_code(r.b) + ". Improvements are B - A in each task's direction "
-          "(positive = B better); intervals at " + fmt_percent(o.bootstrap.confidence) + ".\n\n";
+          "(positive = B better); intervals at " + fmt_percent(o.bootstrap.confidence) + " per task; verdicts use the "
+          "p-values Holm-corrected across tasks.\n\n";
   } else {
     md += md_text(r.summary) + "\n\n";
   }
