@@ -274,3 +274,29 @@ TEST(EvalsBootstrap, IqmFastPathGivesTheGeneralPathsInterval) {
 
 }  // namespace
 }  // namespace rldk::evals
+
+namespace rldk::evals {
+namespace {
+
+TEST(EvalsReport, EveryItemImprovedByTheSameAmountIsDecidedByTheSignTest) {
+  std::vector<std::tuple<std::string, std::string, std::string, std::string, double>> rows;
+  for (int i = 0; i < 20; ++i) {
+    rows.emplace_back("a", "", "t", std::to_string(i), 0.0);
+    rows.emplace_back("b", "", "t", std::to_string(i), 1.0);
+  }
+  EvalsOptions o;
+  o.bootstrap.reps = 200;
+  auto r = evaluate(data_of(rows), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tasks[0].verdict, "better");
+  EXPECT_DOUBLE_EQ(r->tasks[0].p_value, 2 * std::pow(0.5, 20));
+  o.a = "b";
+  o.b = "a";
+  r = evaluate(data_of(rows), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tasks[0].verdict, "worse");
+  EXPECT_TRUE(r->gate_failed);
+}
+
+}  // namespace
+}  // namespace rldk::evals

@@ -102,6 +102,11 @@ void compare_seeds(TaskComparison& t, const std::vector<double>& a, const std::v
   t.p_value = t.welch->p_value;
   double se = std::isfinite(t.welch->t) && t.welch->t != 0 ? t.welch->difference / t.welch->t : NA;
   t.gate_p = gate_p_value(t.improvement, se, t.welch->df, o.margin);
+  if (std::isnan(t.p_value) && a.size() >= 2 && b.size() >= 2) {
+    // Both arms constant: Welch's t is undefined; Mann-Whitney's rank test still is.
+    t.p_value = t.mann_whitney->p_value;
+    t.warnings.push_back("no spread within either arm: Welch's t is undefined, the p-value is Mann-Whitney's");
+  }
   fill_power(t, o, sd_of(a), sd_of(b), NA, std::min(a.size(), b.size()), false);
 }
 
@@ -153,6 +158,15 @@ TaskComparison compare_task(const std::string& task, Direction direction, const 
     t.p_value = t.paired->p_value;
     double se = t.paired->sd_difference / std::sqrt(static_cast<double>(d.size()));
     t.gate_p = gate_p_value(t.improvement, se, t.paired->df, o.margin);
+    if (t.paired->sd_difference == 0) {
+      // Every item moved by the same amount: the t statistic is undefined, the sign test is exact. With n items all
+      // on one side, P = 2 * 2^-n two-sided (0.5^n one-sided); no change at all is no evidence of a difference.
+      double n = static_cast<double>(d.size());
+      t.p_value = t.improvement == 0 ? 1.0 : std::min(1.0, 2 * std::pow(0.5, n));
+      t.gate_p = t.improvement < -o.margin ? std::pow(0.5, n) : 1.0;
+      t.warnings.push_back("every item changed by the same amount (" + fmt_number(t.improvement) +
+                           "): the paired t test is undefined, the exact sign test gives the p-value");
+    }
     fill_power(t, o, NA, NA, t.paired->sd_difference, d.size(), true);
     if (shared.size() < ia.size() || shared.size() < ib.size()) {
       t.warnings.push_back("only the " + std::to_string(shared.size()) + " items both arms answered are compared");

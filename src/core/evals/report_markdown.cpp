@@ -96,6 +96,7 @@ std::string evals_markdown(const EvalsReport& r) {
       md += "P(B better than A) = " + interval_text(s.probability_of_improvement) + "\n\n";
     }
     for (const auto& n : s.notes) md += "- " + md_text(n) + "\n";
+    if (!s.notes.empty()) md += "\n";
   }
   if (!r.a.empty()) {
     md += "## Gate\n\n";
