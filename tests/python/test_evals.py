@@ -330,3 +330,24 @@ def test_results_table_as_csv_and_aggregate_cli(tmp_path):
     assert group["arms"][0]["iqm"]["estimate"] == pytest.approx(metrics.aggregate_iqm(dqn), rel=1e-12)
     assert group["arms"][0]["optimality_gap"]["estimate"] == pytest.approx(
         metrics.aggregate_optimality_gap(dqn), rel=1e-12)
+
+
+def test_hostile_task_and_arm_names(tmp_path):
+    """Task and arm names come from the data: terminal, Markdown, HTML and JSON stay safe."""
+    from test_hostile_cli import HOSTILE_NAMES, HOSTILE_RUN_ID, assert_terminal_safe, check_folder
+    lines = []
+    for arm in ("base", HOSTILE_RUN_ID):
+        for seed in range(3):
+            for i, name in enumerate(HOSTILE_NAMES):
+                lines.append('{"model": "%s", "seed": %d, "task": "%s", "score": %g}'
+                             % (arm, seed, name, 0.1 * i + 0.01 * seed + (0.5 if arm == "base" else 0.0)))
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "card"
+    proc = subprocess.run(["rldk", "evals", "compare", str(path), "--out", str(out), "--gate", "--reps", "200",
+                           "--lower-is-better", HOSTILE_NAMES[7]], capture_output=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert_terminal_safe(proc, "evals compare")
+    check_folder(out, "evals compare")
+    card = json.loads((out / "evals.json").read_text())
+    assert len(card["tasks"]) == len(HOSTILE_NAMES)
