@@ -138,6 +138,23 @@ Interval two_level_bootstrap(const std::vector<std::vector<double>>& a, const st
 // Holm's step-down adjusted p-values, in the order given (NaN stays NaN and does not count).
 std::vector<double> holm_adjust(std::span<const double> p_values);
 
+// ---- length-controlled win rate (judge and pairwise evals) ----
+
+// RL policies grow longer and judges reward length, so a raw win rate of B over A mixes quality with length. Least
+// squares of the preference on the length difference, preference = intercept + slope x (len_b - len_a), gives the
+// intercept: the expected preference for B at equal length. Both and the raw win rate carry percentile intervals of
+// a bootstrap over items.
+struct LengthControlled {
+  size_t n = 0;
+  Interval win_rate;    // mean preference for B (1 win, 0 loss, 1/2 tie, or a judge's probability)
+  Interval intercept;   // length-controlled win rate: the preference at equal length
+  Interval slope;       // change in preference per unit of length difference
+  double mean_length_difference = NA;
+};
+LengthControlled length_controlled_win_rate(std::span<const double> preference,
+                                            std::span<const double> length_difference,
+                                            const BootstrapOptions& options);
+
 // ---- Student's t and power (Colas et al. 2018, methods.md §1.2) ----
 
 double student_t_cdf(double t, double df);

@@ -173,6 +173,21 @@ def seeds_needed(effect: float, sd_a: float, sd_b: Optional[float] = None, *, al
                                     float(power), bool(two_sided))
 
 
+def length_controlled_win_rate(preference, length_difference, *, reps: int = 2000, confidence: float = 0.95,
+                               seed: int = 0) -> dict:
+    """Win rate of B over A from per-item preferences (1 win, 0 loss, 0.5 tie, or a judge's probability), raw and
+    controlled for length: least squares of the preference on len(B) - len(A); the intercept is the expected
+    preference at equal length. Intervals from a bootstrap over items."""
+    pref = [float(p) for p in preference]
+    diff = [float(d) for d in length_difference]
+    if any(not math.isfinite(v) for v in pref + diff):
+        raise InvalidArgumentError("preference and length_difference must be finite numbers")
+    n, win, intercept, slope, mean_diff = _core.evals_length_controlled(pref, diff, int(reps), float(confidence),
+                                                                         int(seed))
+    return {"n": n, "win_rate": Interval(*win), "length_controlled_win_rate": Interval(*intercept),
+            "slope": Interval(*slope), "mean_length_difference": mean_diff}
+
+
 def welch_power(effect: float, sd_a: float, sd_b: Optional[float] = None, n: int = 5, *, alpha: float = 0.05,
                 two_sided: bool = True) -> float:
     """Power of Welch's test with n seeds per arm to detect `effect` (Colas et al. 2018's approximation)."""

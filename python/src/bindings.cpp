@@ -639,6 +639,17 @@ NB_MODULE(_core, m) {
   m.def("evals_seeds_needed", [](double effect, double sd_a, double sd_b, double alpha, double power, bool two_sided) {
     return rldk::evals::seeds_needed(effect, sd_a, sd_b, alpha, power, two_sided);
   }, "effect"_a, "sd_a"_a, "sd_b"_a, "alpha"_a, "power"_a, "two_sided"_a);
+  m.def("evals_length_controlled", [=](const std::vector<double>& preference,
+                                       const std::vector<double>& length_difference, size_t reps, double confidence,
+                                       uint64_t seed) {
+    if (preference.size() != length_difference.size()) {
+      invalid_argument("preference and length_difference must have the same length");
+    }
+    auto r = rldk::evals::length_controlled_win_rate(preference, length_difference,
+                                                     bootstrap_options(reps, confidence, "percentile", seed, false));
+    return nb::make_tuple(r.n, interval_tuple(r.win_rate), interval_tuple(r.intercept), interval_tuple(r.slope),
+                          r.mean_length_difference);
+  }, "preference"_a, "length_difference"_a, "reps"_a, "confidence"_a, "seed"_a);
   m.def("evals_welch_power", [](double effect, double sd_a, double sd_b, size_t n, double alpha, bool two_sided) {
     return rldk::evals::welch_power(effect, sd_a, sd_b, n, alpha, two_sided);
   }, "effect"_a, "sd_a"_a, "sd_b"_a, "n"_a, "alpha"_a, "two_sided"_a);

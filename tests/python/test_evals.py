@@ -351,3 +351,25 @@ def test_hostile_task_and_arm_names(tmp_path):
     check_folder(out, "evals compare")
     card = json.loads((out / "evals.json").read_text())
     assert len(card["tasks"]) == len(HOSTILE_NAMES)
+
+
+def test_length_controlled_win_rate_is_the_least_squares_intercept():
+    rng = np.random.default_rng(12)
+    n = 400
+    diff = rng.normal(30, 40, n)  # B writes longer answers
+    pref = (rng.random(n) < np.clip(0.45 + 0.004 * diff, 0, 1)).astype(float)  # and the judge pays for length
+    pref[rng.random(n) < 0.1] = 0.5  # ties
+    r = rldk.evals.length_controlled_win_rate(pref, diff, reps=2000, seed=1)
+    slope, intercept = np.polyfit(diff, pref, 1)
+    assert r["n"] == n
+    assert r["win_rate"].estimate == pytest.approx(pref.mean(), rel=1e-12)
+    assert r["length_controlled_win_rate"].estimate == pytest.approx(intercept, rel=1e-9)
+    assert r["slope"].estimate == pytest.approx(slope, rel=1e-9)
+    assert r["length_controlled_win_rate"].estimate < r["win_rate"].estimate
+    # The intercept's interval against SciPy's bootstrap of the same fit (within Monte-Carlo error).
+    ref = scipy_stats.bootstrap((diff, pref), lambda x, y: np.polyfit(x, y, 1)[1], paired=True, vectorized=False,
+                                n_resamples=2000, method="percentile",
+                                random_state=np.random.default_rng(0)).confidence_interval
+    ours = r["length_controlled_win_rate"]
+    width = ref.high - ref.low
+    assert abs(ours.low - ref.low) < 0.06 * width and abs(ours.high - ref.high) < 0.06 * width, (ours, ref)

@@ -300,3 +300,30 @@ TEST(EvalsReport, EveryItemImprovedByTheSameAmountIsDecidedByTheSignTest) {
 
 }  // namespace
 }  // namespace rldk::evals
+
+namespace rldk::evals {
+namespace {
+
+TEST(EvalsLengthControlled, InterceptIsThePreferenceAtEqualLength) {
+  // The judge prefers B more the longer B is: raw win rate 0.55, 0.5 at equal length.
+  std::vector<double> pref, diff;
+  for (int i = 0; i < 200; ++i) {
+    double d = (i % 4) * 10.0 - 10.0;  // -10, 0, 10, 20
+    diff.push_back(d);
+    pref.push_back(0.5 + 0.01 * d);
+  }
+  BootstrapOptions o;
+  o.reps = 500;
+  LengthControlled r = length_controlled_win_rate(pref, diff, o);
+  EXPECT_EQ(r.n, 200u);
+  EXPECT_NEAR(r.win_rate.estimate, 0.55, 1e-12);
+  EXPECT_NEAR(r.intercept.estimate, 0.5, 1e-12);
+  EXPECT_NEAR(r.slope.estimate, 0.01, 1e-12);
+  std::vector<double> same(200, 5.0);
+  LengthControlled flat = length_controlled_win_rate(pref, same, o);
+  EXPECT_TRUE(std::isnan(flat.intercept.estimate));
+  EXPECT_FALSE(flat.intercept.note.empty());
+}
+
+}  // namespace
+}  // namespace rldk::evals
