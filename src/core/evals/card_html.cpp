@@ -87,8 +87,9 @@ std::string evals_html(const EvalsReport& r) {
     profile.y_label = "fraction of runs > tau";
     for (const auto& a : s.arms) {
       profile.series.push_back(ChartSeries{a.arm, a.profile.tau, a.profile.fraction, false});
-      profile.series.push_back(ChartSeries{"", a.profile.tau, a.profile.low, true});
-      profile.series.push_back(ChartSeries{"", a.profile.tau, a.profile.high, true});
+      // The chart picks a colour per series, so the bands are named in the legend rather than left unlabeled.
+      profile.series.push_back(ChartSeries{a.arm + " band low", a.profile.tau, a.profile.low, true});
+      profile.series.push_back(ChartSeries{a.arm + " band high", a.profile.tau, a.profile.high, true});
     }
     page.chart(profile);
     for (const auto& n : s.notes) page.muted(n);
