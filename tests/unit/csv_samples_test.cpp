@@ -197,6 +197,16 @@ TEST(CsvSamples, FileCutInsideAQuotedFieldDropsThatRowOnly) {
     EXPECT_EQ(cut.line, 3u) << name;
     EXPECT_NE(cut.message.find("ends inside a quoted field"), std::string::npos);
   }
+  // The cut-off row does not decide the column types either: a cut reward cell leaves the column numeric.
+  dir.write("cut_reward.csv", "prompt,completion,reward\np,a,1\np,b,\"not a number, cut");
+  {
+    RecordingSink sink;
+    rldk::Diagnostics diagnostics;
+    ASSERT_TRUE(read_csv(dir.path("cut_reward.csv"), sink, diagnostics).ok());
+    ASSERT_EQ(sink.rows_read.size(), 1u);
+    EXPECT_TRUE(sink.numeric("reward"));
+    EXPECT_EQ(diagnostics.counts().count("non_numeric_cell"), 0u);
+  }
   // A cut between rows is no damage.
   dir.write("clean.csv", "prompt,completion,reward\np,\"a\nb\",1\np,c,2");
   RecordingSink sink;

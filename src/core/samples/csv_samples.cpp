@@ -242,12 +242,10 @@ class CsvRows {
     skipped_before_ = 0;
   }
 
-  // The columns as the first batch shows them (not its last row while the data read so far ends inside a quoted
-  // field: that row may be the cut-off one).
-  std::vector<FileColumn> columns(const arrow::RecordBatch& batch) {
+  // The columns as the first `typed` rows of the first batch show them.
+  std::vector<FileColumn> columns(const arrow::RecordBatch& batch, int64_t typed) {
     std::vector<FileColumn> out;
     numeric_.clear();
-    int64_t typed = batch.num_rows() - (batch.num_rows() > 1 && tracker_->inside_quotes() ? 1 : 0);
     for (int c = 0; c < batch.num_columns(); ++c) {
       const std::string& name = batch.schema()->field(c)->name();
       const auto& cells = static_cast<const arrow::BinaryArray&>(*batch.column(c));
@@ -412,16 +410,31 @@ Status read_csv_once(const std::string& path, CellSink& sink, Diagnostics& diagn
     return arrow_error(path, reader.status());
   }
 
-  // The last row read is held back until the next one arrives: if the data ends inside a quoted field, Arrow has
-  // made that row's last field out of everything after the opening quote, and it is dropped, not reported.
-  std::shared_ptr<arrow::RecordBatch> held;
-  int64_t held_row = -1;
+  // Each batch is given out once the next one has arrived (or the data has ended): the last batch may end with a
+  // row cut off inside a quoted field, which Arrow has completed with everything after the opening quote. That row
+  // is dropped, not reported, and does not take part in deciding which columns are numeric.
+  auto give_out = [&](const arrow::RecordBatch& batch, bool drop_last) -> Status {
+    int64_t n = batch.num_rows() - (drop_last ? 1 : 0);
+    if (n <= 0) return Ok{};
+    if (!begun) {
+      Status s = sink.begin_file(path, rows.columns(batch, n), step_from_file_name(path),
+                                 delimiter == '\t' ? "tsv" : "csv");
+      if (!s.ok()) return s;
+      begun = true;
+    }
+    for (int64_t i = 0; i < n; ++i) rows.row(batch, i);
+    return Ok{};
+  };
+  std::shared_ptr<arrow::RecordBatch> pending;
   bool failed = false;
   for (;;) {
     std::shared_ptr<arrow::RecordBatch> batch;
     arrow::Status next = (*reader)->ReadNext(&batch);
     if (!next.ok()) {
-      if (held) rows.row(*held, held_row);
+      if (pending) {
+        Status s = give_out(*pending, false);
+        if (!s.ok()) return s;
+      }
       if (next.message().find("straddl") != std::string::npos) {
         straddled = true;
         return arrow_error(path, next);
@@ -430,33 +443,32 @@ Status read_csv_once(const std::string& path, CellSink& sink, Diagnostics& diagn
       if (!begun) return arrow_error(path, next);
       diagnostics.add(Diagnostic{"unreadable_rest", path, 0,
                                  "cannot read the rest of the CSV: " + next.message() + "; rows before it kept"});
-      held.reset();
+      pending.reset();
       failed = true;
       break;
     }
     if (!batch) break;
     if (batch->num_rows() == 0) continue;
-    if (!begun) {
-      Status s = sink.begin_file(path, rows.columns(*batch), step_from_file_name(path),
-                                 delimiter == '\t' ? "tsv" : "csv");
+    if (pending) {
+      Status s = give_out(*pending, false);
       if (!s.ok()) return s;
-      begun = true;
     }
-    if (held) rows.row(*held, held_row);
-    for (int64_t i = 0; i + 1 < batch->num_rows(); ++i) rows.row(*batch, i);
-    held = batch;
-    held_row = batch->num_rows() - 1;
+    pending = std::move(batch);
   }
   const RecordTracker& tracker = stream->tracker();
+  bool drop_last = false;
   if (!failed && tracker.inside_quotes()) {
-    // Arrow's row is whole (and held here) only when the cut field is the last column; otherwise it has too few
-    // fields and Arrow has skipped it already.
+    // Arrow's row is whole (and the last of the last batch) only when the cut field is the last column; otherwise
+    // it has too few fields and Arrow has skipped it already.
     diagnostics.add(Diagnostic{"truncated_input", path, tracker.line_of(tracker.records()),
                                "the file ends inside a quoted field (cut off while being written?); the row "
                                "starting here is incomplete and was dropped"});
-    if (held && static_cast<int>(tracker.open_field()) == held->num_columns() - 1) held.reset();
+    drop_last = pending && static_cast<int>(tracker.open_field()) == pending->num_columns() - 1;
   }
-  if (held) rows.row(*held, held_row);
+  if (pending) {
+    Status s = give_out(*pending, drop_last);
+    if (!s.ok()) return s;
+  }
   if (!begun) {
     diagnostics.add(Diagnostic{"empty_file", path, 0, "CSV file has a header but no rows"});
   }
