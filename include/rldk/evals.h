@@ -218,6 +218,10 @@ struct RunEvalOptions {
 Status read_run_evals(const std::string& path, const RunEvalOptions& options, EvalData& data,
                       Diagnostics& diagnostics);
 
+// What was read, for `rldk evals validate`: per arm and task the seeds, items and scores, and which comparison
+// design the first two arms would get. Markdown.
+std::string eval_data_markdown(const EvalData& data);
+
 // ---- the report ----
 
 enum class Direction { higher, lower };

@@ -149,6 +149,28 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<EvalsCliOptions>& o
   cmd->add_option("--out", o->out, "Also write DIR/evals.json, evals.md and the eval card evals.html");
 }
 
+int run_validate(const EvalsCliOptions& opts) {
+  const char* me = "rldk evals validate";
+  evals::EvalData data;
+  Diagnostics diagnostics;
+  for (const auto& source : opts.sources) {
+    evals::EvalReadOptions ro;
+    ro.columns = opts.columns;
+    Status status = evals::read_eval_results(source, ro, data, diagnostics);
+    if (!status.ok()) {
+      std::fprintf(stderr, "%s: %s\n", me, to_string(status.error()).c_str());
+      return EXIT_INPUT_ERROR;
+    }
+  }
+  for (const auto& d : diagnostics.examples()) std::fprintf(stderr, "%s: warning: %s\n", me, to_string(d).c_str());
+  if (data.cells.empty()) {
+    std::fprintf(stderr, "%s: no scores were read\n", me);
+    return EXIT_INPUT_ERROR;
+  }
+  print_text(stdout, evals::eval_data_markdown(data));
+  return EXIT_OK;
+}
+
 }  // namespace
 
 void add_evals_command(CLI::App& app, int& exit_code) {
@@ -170,6 +192,17 @@ void add_evals_command(CLI::App& app, int& exit_code) {
   aggregate->alias("summary");
   add_common_options(aggregate, aggregate_opts, false);
   aggregate->callback([aggregate_opts, &exit_code] { exit_code = run_evals(*aggregate_opts, false); });
+  auto validate_opts = std::make_shared<EvalsCliOptions>();
+  CLI::App* validate = evals->add_subcommand(
+      "validate", "What the readers make of eval results: arms, tasks, seeds and items per arm and task, skipped "
+                  "rows, and the comparison design each task would get. Exit 2 when nothing can be read.");
+  validate->add_option("sources", validate_opts->sources, "Eval results (as for compare)")->required();
+  validate->add_option("--score-col", validate_opts->columns.score, "Score column");
+  validate->add_option("--task-col", validate_opts->columns.task, "Task column");
+  validate->add_option("--item-col", validate_opts->columns.item, "Item id column");
+  validate->add_option("--seed-col", validate_opts->columns.seed, "Seed column");
+  validate->add_option("--arm-col", validate_opts->columns.arm, "Arm column");
+  validate->callback([validate_opts, &exit_code] { exit_code = run_validate(*validate_opts); });
 }
 
 }  // namespace rldk::cli
