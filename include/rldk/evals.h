@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rldk/diagnostics.h"
@@ -221,6 +222,59 @@ Status read_run_evals(const std::string& path, const RunEvalOptions& options, Ev
 // What was read, for `rldk evals validate`: per arm and task the seeds, items and scores, and which comparison
 // design the first two arms would get. Markdown.
 std::string eval_data_markdown(const EvalData& data);
+
+// ---- suites (data/eval_suites.yaml): named probes over the columns of a per-sample or per-step table ----
+
+struct SuiteProbe {
+  std::string name, description;
+  std::vector<std::string> columns;  // the first one the table has is measured
+  std::string direction;             // "higher" | "lower" | "none" (context only)
+};
+
+struct Suite {
+  std::string name;
+  std::vector<std::string> probes;
+  std::vector<std::string> not_built;  // the older tool's probes with no counterpart here, reported as skipped
+};
+
+struct Suites {
+  std::vector<SuiteProbe> probes;
+  std::vector<Suite> suites;
+  const SuiteProbe* probe(const std::string& name) const;
+  const Suite* suite(const std::string& name) const;
+};
+
+// Parses a suites file (the format of data/eval_suites.yaml); an error names what is wrong.
+Result<Suites> suites_from_yaml(std::string_view text, const std::string& origin);
+const Suites& builtin_suites();  // data/eval_suites.yaml, compiled in
+std::string suites_markdown(const Suites& suites);
+
+struct ProbeResult {
+  std::string probe, description, direction;
+  std::string status;   // "measured" | "skipped"
+  std::string column;   // the column measured
+  std::string reason;   // why skipped
+  size_t n = 0;         // finite values
+  Interval mean;        // bootstrap interval over rows
+};
+
+struct SuiteReport {
+  std::string suite;
+  double confidence = 0.95;
+  std::vector<std::string> sources;
+  size_t rows = 0;
+  std::vector<ProbeResult> probes;
+};
+
+inline constexpr const char* EVALS_SUITE_SCHEMA = "rldk.evals-suite/v1";
+
+// Reads every numeric column of the sources (JSONL, CSV, Parquet) and runs the suite's probes. Errors: an unknown
+// suite, an unreadable source.
+Result<SuiteReport> evaluate_suite(const std::vector<std::string>& sources, const Suites& suites,
+                                   const std::string& suite, const BootstrapOptions& options,
+                                   Diagnostics& diagnostics);
+Json suite_json(const SuiteReport& report);
+std::string suite_markdown(const SuiteReport& report);
 
 // ---- the report ----
 

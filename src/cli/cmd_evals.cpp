@@ -171,6 +171,39 @@ int run_validate(const EvalsCliOptions& opts) {
   return EXIT_OK;
 }
 
+struct SuiteCliOptions {
+  std::vector<std::string> sources;
+  std::string suite;
+  uint64_t seed = 0;
+  size_t reps = 10000;
+  double confidence = 0.95;
+  bool json = false;
+  std::string out;
+};
+
+int run_suite(const SuiteCliOptions& opts) {
+  const char* me = "rldk evals evaluate";
+  evals::BootstrapOptions bo;
+  bo.seed = opts.seed;
+  bo.reps = opts.reps;
+  bo.confidence = opts.confidence;
+  Diagnostics diagnostics;
+  auto report = evals::evaluate_suite(opts.sources, evals::builtin_suites(), opts.suite, bo, diagnostics);
+  for (const auto& d : diagnostics.examples()) std::fprintf(stderr, "%s: warning: %s\n", me, to_string(d).c_str());
+  if (!report.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, to_string(report.error()).c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  Json json = evals::suite_json(report.value());
+  std::string markdown = evals::suite_markdown(report.value());
+  if (!opts.out.empty() && !write_report_folder(me, opts.out, opts.sources,
+                                                {{"eval_suite.json", json.dump()}, {"eval_suite.md", markdown}})) {
+    return EXIT_INPUT_ERROR;
+  }
+  print_text(stdout, opts.json ? json.dump() : markdown);
+  return EXIT_OK;
+}
+
 }  // namespace
 
 void add_evals_command(CLI::App& app, int& exit_code) {
@@ -203,6 +236,30 @@ void add_evals_command(CLI::App& app, int& exit_code) {
   validate->add_option("--seed-col", validate_opts->columns.seed, "Seed column");
   validate->add_option("--arm-col", validate_opts->columns.arm, "Arm column");
   validate->callback([validate_opts, &exit_code] { exit_code = run_validate(*validate_opts); });
+  CLI::App* suites = evals->add_subcommand(
+      "suites", "List the eval suites and their probes (data/eval_suites.yaml): which column each measures and "
+                "which way is better.");
+  suites->callback([&exit_code] {
+    print_text(stdout, evals::suites_markdown(evals::builtin_suites()));
+    exit_code = EXIT_OK;
+  });
+  auto suite_opts = std::make_shared<SuiteCliOptions>();
+  CLI::App* evaluate = evals->add_subcommand(
+      "evaluate", "The older tool's command: run a suite's probes on a per-sample or per-step table (JSONL, CSV, "
+                  "Parquet); each probe is one column's mean with a bootstrap interval, a probe without its column "
+                  "is skipped with the reason, and there is no overall score.");
+  evaluate->add_option("data", suite_opts->sources, "Tables to read")->required();
+  evaluate->add_option("--suite", suite_opts->suite, "Suite name (rldk evals suites lists them)")->required();
+  evaluate->add_option("--seed", suite_opts->seed, "Seed of the bootstrap")->capture_default_str();
+  evaluate->add_option("--reps", suite_opts->reps, "Bootstrap resamples")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 10000000));
+  evaluate->add_option("--confidence", suite_opts->confidence, "Confidence of the intervals")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 0.999999));
+  evaluate->add_flag("--json", suite_opts->json, "Print the rldk.evals-suite/v1 JSON document instead of Markdown");
+  evaluate->add_option("--out", suite_opts->out, "Also write DIR/eval_suite.json and eval_suite.md");
+  evaluate->callback([suite_opts, &exit_code] { exit_code = run_suite(*suite_opts); });
 }
 
 }  // namespace rldk::cli

@@ -373,3 +373,27 @@ def test_length_controlled_win_rate_is_the_least_squares_intercept():
     ours = r["length_controlled_win_rate"]
     width = ref.high - ref.low
     assert abs(ours.low - ref.low) < 0.06 * width and abs(ours.high - ref.high) < 0.06 * width, (ours, ref)
+
+
+def test_suite_probes_measure_columns_and_skip_with_reasons(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "docs" / "schemas" / "rldk.evals-suite.v1.schema.json").read_text())
+    rng = np.random.default_rng(3)
+    rows = [{"step": i, "output": "text", "reward_mean": float(rng.random()), "kl": float(0.1 + 0.05 * rng.random()),
+             "toxicity_score": float(0.1 * rng.random())} for i in range(120)]
+    path = tmp_path / "samples.jsonl"
+    _write_jsonl(path, rows)
+    r = _rldk("evals", "evaluate", path, "--suite", "training_metrics", "--json", "--reps", 1000)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    jsonschema.validate(report, schema)
+    by_probe = {p["probe"]: p for p in report["probes"]}
+    assert by_probe["kl_divergence"]["status"] == "measured" and by_probe["kl_divergence"]["direction"] == "lower"
+    assert by_probe["kl_divergence"]["mean"] == pytest.approx(np.mean([x["kl"] for x in rows]), rel=1e-12)
+    assert by_probe["reward"]["column"] == "reward_mean"
+    assert by_probe["throughput"]["status"] == "skipped" and "tokens_per_second" in by_probe["throughput"]["reason"]
+    assert by_probe["reward_alignment"]["status"] == "skipped"
+    assert "overall" not in json.dumps(report)
+    listing = _rldk("evals", "suites")
+    assert listing.returncode == 0 and "training_metrics" in listing.stdout
+    assert _rldk("evals", "evaluate", path, "--suite", "nope").returncode == 2

@@ -327,3 +327,29 @@ TEST(EvalsLengthControlled, InterceptIsThePreferenceAtEqualLength) {
 
 }  // namespace
 }  // namespace rldk::evals
+
+namespace rldk::evals {
+namespace {
+
+TEST(EvalsSuites, BuiltinSuitesParseAndNameKnownProbes) {
+  const Suites& s = builtin_suites();
+  for (const char* name : {"quick", "comprehensive", "safety", "integrity", "performance", "trust",
+                           "training_metrics"}) {
+    ASSERT_NE(s.suite(name), nullptr) << name;
+  }
+  ASSERT_NE(s.probe("toxicity"), nullptr);
+  EXPECT_EQ(s.probe("toxicity")->direction, "lower");
+}
+
+TEST(EvalsSuites, BadSuiteFilesAreErrors) {
+  EXPECT_FALSE(suites_from_yaml("probes: {}\n", "x").ok());
+  EXPECT_FALSE(suites_from_yaml("probes: {a: {columns: [x], direction: up}}\nsuites: {}\n", "x").ok());
+  EXPECT_FALSE(suites_from_yaml("probes: {a: {columns: [x], direction: higher}}\nsuites: {s: {probes: [b]}}\n", "x")
+                   .ok());
+  auto ok = suites_from_yaml("probes: {a: {columns: [x], direction: higher}}\nsuites: {s: {probes: [a]}}\n", "x");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->suite("s")->probes.size(), 1u);
+}
+
+}  // namespace
+}  // namespace rldk::evals
