@@ -265,10 +265,26 @@ struct ShortcutFeaturesCheck : RewardCheck {
   std::vector<ShortcutFeature> features;
 };
 
+// The reward's distribution at one step: the quantile bands of the reward card.
+struct StepDistribution {
+  int64_t step = 0;
+  size_t samples = 0;
+  double p10 = NO_VALUE, p50 = NO_VALUE, p90 = NO_VALUE, mean = NO_VALUE;  // linear-interpolated quantiles
+};
+
+// Mean reward in one quantile bin of completion length (words), over all samples: the reward-vs-length profile.
+struct LengthBin {
+  double words_lo = NO_VALUE, words_hi = NO_VALUE;  // the bin's smallest and largest length
+  size_t samples = 0;
+  double words_mean = NO_VALUE, reward_mean = NO_VALUE;
+};
+
 struct RewardColumnHealth {
   std::string name;
   size_t samples = 0;                    // rows with a finite value in this column
   double min = NO_VALUE, max = NO_VALUE, mean = NO_VALUE;
+  std::vector<StepDistribution> by_step; // in step order
+  std::vector<LengthBin> by_length;      // length_bias.bins quantile bins of length; empty without completion text
   SaturationCheck saturation;
   ZeroVarianceCheck zero_variance_groups;
   LengthBiasCheck length_bias;

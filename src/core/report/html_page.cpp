@@ -45,7 +45,7 @@ padding:10px 14px;margin:10px 0}
 .callout ul{margin:6px 0 0 18px;padding:0}
 figure{margin:12px 0;background:#fff;border:1px solid var(--line);border-radius:6px;padding:8px;overflow-x:auto}
 figure svg{max-width:100%;height:auto;display:block}
-pre{background:#111827;color:#e5e7eb;padding:10px 12px;border-radius:6px;overflow-x:auto;font-size:12px}
+pre{background:#111827;color:#e5e7eb;padding:10px 12px;border-radius:6px;overflow-x:auto;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 footer{color:var(--muted);font-size:12px;text-align:center;padding:16px}
 .tone-info{--tone:var(--info)}.tone-warning{--tone:var(--warning)}.tone-critical{--tone:var(--critical)}
 .tone-good{--tone:var(--good)}.tone-neutral{--tone:var(--neutral)}

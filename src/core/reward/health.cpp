@@ -75,6 +75,8 @@ RewardHealthReport RewardHealthAccumulator::finish(const RewardHealthOptions& op
     steps.reserve(data.sample.size());
     for (size_t i : data.sample) steps.push_back(s.step[i]);
     reward::StepWindows windows = reward::step_windows(steps);
+    h.by_step = reward::step_distribution(data, s);
+    h.by_length = reward::length_profile(data, s, t.length_bins);
     h.saturation = reward::check_saturation(data, s, windows, options);
     h.zero_variance_groups = reward::check_zero_variance(data, s, t);
     h.length_bias = reward::check_length_bias(data, s, windows, t);

@@ -80,6 +80,36 @@ void column_section(HtmlPage& page, const RewardColumnHealth& c) {
   }
   page.table({"status", "check", "result"}, rows, tones);
 
+  if (c.by_step.size() >= 2) {
+    LineChart bands;
+    bands.title = "reward per step: median with the 10th and 90th percentiles";
+    bands.y_label = c.name;
+    ChartSeries p10{"10th percentile", {}, {}, true}, p50{"median", {}, {}, false}, p90{"90th percentile", {}, {}, true};
+    for (const auto& d : c.by_step) {
+      auto step = static_cast<double>(d.step);
+      p10.steps.push_back(step);
+      p10.values.push_back(d.p10);
+      p50.steps.push_back(step);
+      p50.values.push_back(d.p50);
+      p90.steps.push_back(step);
+      p90.values.push_back(d.p90);
+    }
+    bands.series = {p90, p50, p10};
+    page.chart(bands);
+  }
+  if (c.by_length.size() >= 2) {
+    LineChart profile;
+    profile.title = "mean reward by completion length (equal-count bins of length)";
+    profile.x_label = "words (bin mean)";
+    profile.y_label = "mean " + c.name;
+    ChartSeries line{"mean reward", {}, {}, false};
+    for (const auto& b : c.by_length) {
+      line.steps.push_back(b.words_mean);
+      line.values.push_back(b.reward_mean);
+    }
+    profile.series = {line};
+    page.chart(profile);
+  }
   const LengthBiasCheck& lb = c.length_bias;
   if (lb.samples > 0) {
     page.heading("Reward vs length (words)", 3);
@@ -90,6 +120,27 @@ void column_section(HtmlPage& page, const RewardColumnHealth& c) {
       page.muted("Reward gain early to late " + reward::format_number(lb.delta_reward) + ", of which " +
                  reward::format_number(100 * lb.length_share) +
                  "% comes with the length shift (length-stratified gain, Singhal et al. 2023).");
+    }
+  }
+  const ShortcutFeaturesCheck& sc = c.shortcut_features;
+  if (sc.status != RewardCheckStatus::not_measurable) {
+    page.heading("Surface features vs reward, within group", 3);
+    std::vector<std::vector<std::string>> rows;
+    std::vector<ChartTone> tones;
+    for (const auto& f : sc.features) {
+      std::string note = f.flagged ? "shortcut candidate" : !f.judged ? "judged by length_bias" : f.reason;
+      rows.push_back({f.name, reward::format_number(100 * f.present_share) + "%", reward::format_number(f.r),
+                      reward::format_number(f.partial_r2), reward::format_number(f.partial_p_value, 2), note});
+      tones.push_back(f.flagged ? ChartTone::Warning : ChartTone::Neutral);
+    }
+    page.table({"feature", "present in", "within r", "r^2 beyond length", "p", "note"}, rows, tones);
+    for (const auto& f : sc.features) {
+      for (const auto& x : f.examples) {
+        page.callout(f.name + ": " + x.source + " row " + std::to_string(x.row) + ", step " + std::to_string(x.step),
+                     "reward " + reward::format_number(x.reward) + ", " + f.name + " = " + reward::format_number(x.value),
+                     {}, ChartTone::Warning);
+        if (x.text_kept) page.code(x.text + (x.text_truncated ? " [...]" : ""));
+      }
     }
   }
   if (!c.gold.steps.empty()) {

@@ -328,6 +328,29 @@ Json reward_health_json(const RewardHealthReport& r) {
     col["min"] = json_number(c.min);
     col["max"] = json_number(c.max);
     col["mean"] = json_number(c.mean);
+    Json by_step = Json::Array{};
+    for (const auto& d : c.by_step) {
+      Json e;
+      e["step"] = d.step;
+      e["samples"] = d.samples;
+      e["p10"] = json_number(d.p10);
+      e["p50"] = json_number(d.p50);
+      e["p90"] = json_number(d.p90);
+      e["mean"] = json_number(d.mean);
+      by_step.push_back(std::move(e));
+    }
+    col["by_step"] = std::move(by_step);
+    Json by_length = Json::Array{};
+    for (const auto& b : c.by_length) {
+      Json e;
+      e["words_lo"] = json_number(b.words_lo);
+      e["words_hi"] = json_number(b.words_hi);
+      e["samples"] = b.samples;
+      e["words_mean"] = json_number(b.words_mean);
+      e["reward_mean"] = json_number(b.reward_mean);
+      by_length.push_back(std::move(e));
+    }
+    col["by_length"] = std::move(by_length);
     Json checks;
     checks["saturation"] = saturation_json(c.saturation);
     checks["zero_variance_groups"] = zero_variance_json(c.zero_variance_groups);

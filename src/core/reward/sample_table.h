@@ -96,6 +96,11 @@ SuspiciousCheck check_suspicious(const ColumnData& column, const RewardHealthAcc
 ShortcutFeaturesCheck check_shortcut_features(const ColumnData& column, const RewardHealthAccumulator::State& state,
                                               size_t column_index, const RewardHealthThresholds& thresholds);
 
+// The card's descriptive profiles (profiles.cpp).
+std::vector<StepDistribution> step_distribution(const ColumnData& column, const RewardHealthAccumulator::State& state);
+std::vector<LengthBin> length_profile(const ColumnData& column, const RewardHealthAccumulator::State& state,
+                                      size_t bins);
+
 // The kept example text of a sample, or null when it fell out of the bounded set.
 const KeptExample* kept_example(const RewardHealthAccumulator::State& state, size_t column_index, size_t sample);
 
