@@ -189,6 +189,9 @@ struct EvalCell {
 struct EvalData {
   std::vector<std::string> arms, tasks, sources;
   std::vector<EvalCell> cells;
+  // Tasks a reader knows to be lower-is-better (run-log metrics named like a loss or a perplexity); evaluate()
+  // treats them as if given in EvalsOptions::lower_is_better.
+  std::vector<std::string> lower_is_better;
   uint32_t arm_index(const std::string& name);
   uint32_t task_index(const std::string& name);
 };
@@ -211,7 +214,9 @@ struct RunEvalOptions {
   EvalAt at = EvalAt::last;
   int64_t step = 0;                            // with EvalAt::step: the last eval at or before it
   std::string arm;                             // default: the path's stem
-  std::vector<std::string> lower_is_better;    // which metrics' best is their minimum (default: names with "loss")
+  // Which metrics are lower-is-better (their best is their minimum; comparisons are negated). Default: names with
+  // "loss" or "perplexity", recorded in EvalData::lower_is_better.
+  std::vector<std::string> lower_is_better;
 };
 
 // `eval/*` metrics of run logs (every format rldk reads): each run of `path` is one seed of the arm, each metric

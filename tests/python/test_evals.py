@@ -268,14 +268,25 @@ def test_eval_metrics_from_run_logs(tmp_path):
         for seed in range(3):
             d = tmp_path / arm / f"seed{seed}"
             d.mkdir(parents=True)
-            rows = [{"step": s, "eval/accuracy": base + 0.01 * s + 0.01 * seed, "train/loss": 1.0 / (s + 1)}
+            rows = [{"step": s, "eval/accuracy": base + 0.01 * s + 0.01 * seed, "train/loss": 1.0 / (s + 1),
+                     "eval/loss": 2 - base - 0.001 * s + 0.003 * seed * (arm == "tuned")}
                     for s in range(0, 50, 10)]
             _write_jsonl(d / "metrics.jsonl", rows)
     card = rldk.evals.compare(tmp_path / "base", tmp_path / "tuned", runs=True, at="last", reps=500)
     assert card.a == "base" and card.b == "tuned"
-    (task,) = card.tasks
-    assert task["task"] == "eval/accuracy" and task["design"] == "seeds"
+    by_task = {t["task"]: t for t in card.tasks}
+    task = by_task["eval/accuracy"]
+    assert task["design"] == "seeds" and task["direction"] == "higher"
     assert task["seeds_a"] == 3 and task["mean_a"] == pytest.approx(0.5 + 0.4 + 0.01)
+    # A loss read from run logs is lower-is-better without being told; the lower loss of B is an improvement.
+    loss = by_task["eval/loss"]
+    assert loss["direction"] == "lower" and loss["improvement"] > 0
+    assert "eval/loss" in card.options["lower_is_better"]
+    assert [g["direction"] for g in card.aggregates] == ["higher", "lower"]
+    # At a chosen step: the last evaluation at or before it.
+    at20 = {t["task"]: t for t in rldk.evals.compare(tmp_path / "base", tmp_path / "tuned", runs=True, at=25,
+                                                       reps=200).tasks}
+    assert at20["eval/accuracy"]["mean_a"] == pytest.approx(0.5 + 0.2 + 0.01)
 
 
 def test_gate_calibration_and_power(tmp_path):

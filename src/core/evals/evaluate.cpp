@@ -250,6 +250,12 @@ Result<EvalsReport> evaluate(const EvalData& data, const EvalsOptions& options) 
   }
   EvalsReport r;
   r.options = options;
+  for (const auto& task : data.lower_is_better) {
+    if (std::find(r.options.lower_is_better.begin(), r.options.lower_is_better.end(), task) ==
+        r.options.lower_is_better.end()) {
+      r.options.lower_is_better.push_back(task);  // the card lists every lower-is-better task, however it was known
+    }
+  }
   r.arms = data.arms;
   r.sources = data.sources;
   // arm -> task -> seed -> item -> score
@@ -282,11 +288,10 @@ Result<EvalsReport> evaluate(const EvalData& data, const EvalsOptions& options) 
   } else {
     for (uint32_t i = 0; i < data.arms.size(); ++i) arms.push_back(i);
   }
+  std::vector<std::string> lower = options.lower_is_better;
+  lower.insert(lower.end(), data.lower_is_better.begin(), data.lower_is_better.end());
   auto direction_of = [&](const std::string& task) {
-    return std::find(options.lower_is_better.begin(), options.lower_is_better.end(), task) !=
-                   options.lower_is_better.end()
-               ? Direction::lower
-               : Direction::higher;
+    return std::find(lower.begin(), lower.end(), task) != lower.end() ? Direction::lower : Direction::higher;
   };
   for (const auto& name : options.lower_is_better) {
     if (std::find(data.tasks.begin(), data.tasks.end(), name) == data.tasks.end()) {

@@ -55,6 +55,10 @@ Status read_run_evals(const std::string& path, const RunEvalOptions& options, Ev
                                        (options.at == EvalAt::step ? " at or before the chosen step" : "")});
         continue;
       }
+      if (lower_is_better(name, options) &&
+          std::find(data.lower_is_better.begin(), data.lower_is_better.end(), name) == data.lower_is_better.end()) {
+        data.lower_is_better.push_back(name);
+      }
       EvalCell cell;
       cell.arm = arm_index;
       cell.task = data.task_index(name);
