@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 from typing import NamedTuple, Optional, Sequence
 
 from . import _core
@@ -42,10 +44,26 @@ class Interval(NamedTuple):
     note: str
 
 
-def _paths(sources) -> list:
-    if isinstance(sources, (str, bytes)) or hasattr(sources, "__fspath__"):
-        return [as_path(sources, "sources")]
-    return [as_path(p, "sources") for p in sources]
+def _paths(sources, scratch: str) -> list:
+    """Paths to read. A pandas DataFrame goes through a Parquet file (the same reader as files); in a dict
+    {arm: DataFrame or path} a DataFrame's file is named after its arm, so rows without an arm column get that arm."""
+    if isinstance(sources, (str, bytes)) or hasattr(sources, "__fspath__") or hasattr(sources, "to_parquet"):
+        sources = [sources]
+    named = sources.items() if isinstance(sources, dict) else [(None, s) for s in sources]
+    out = []
+    for i, (name, source) in enumerate(named):
+        if hasattr(source, "to_parquet"):
+            arm = "arm%d" % (i + 1) if name is None else as_text(name, "arm name")
+            if not arm or "/" in arm or "\0" in arm or arm in (".", ".."):
+                raise InvalidArgumentError("arm name %r cannot name a file" % (arm,))
+            folder = os.path.join(scratch, str(i))
+            os.makedirs(folder)
+            path = os.path.join(folder, arm + ".parquet")
+            source.to_parquet(path, index=False)
+            out.append(path)
+        else:
+            out.append(as_path(source, "sources"))
+    return out
 
 
 def _card(sources, *, compare, a, b, lower_is_better, confidence, reps, method, seed, task_bootstrap, margin,
@@ -55,10 +73,11 @@ def _card(sources, *, compare, a, b, lower_is_better, confidence, reps, method, 
         raise InvalidArgumentError("at must be 'last', 'best' or a step number, got %r" % (at,))
     columns = [as_text(c, "columns") for c in (arm_col, seed_col, task_col, item_col, score_col)]
     lower = [as_text(t, "lower_is_better") for t in (lower_is_better or [])]
-    text = _core.evals_json(_paths(sources), columns, bool(runs), at_name, step, compare, as_text(a, "a"),
-                            as_text(b, "b"), lower, float(confidence), int(reps), as_text(method, "method"),
-                            int(seed), bool(task_bootstrap), float(margin),
-                            math.nan if effect is None else float(effect), float(power), float(gamma))
+    with tempfile.TemporaryDirectory(prefix="rldk-evals-") as scratch:
+        text = _core.evals_json(_paths(sources, scratch), columns, bool(runs), at_name, step, compare, as_text(a, "a"),
+                                as_text(b, "b"), lower, float(confidence), int(reps), as_text(method, "method"),
+                                int(seed), bool(task_bootstrap), float(margin),
+                                math.nan if effect is None else float(effect), float(power), float(gamma))
     return EvalCard(json.loads(text))
 
 
@@ -68,9 +87,10 @@ def compare(*sources, a: str = "", b: str = "", lower_is_better: Sequence[str] =
             runs: bool = False, at="last", arm_col: str = "", seed_col: str = "", task_col: str = "",
             item_col: str = "", score_col: str = "") -> EvalCard:
     """Compares arm B with arm A as ``rldk evals compare``: files or folders of eval results (results tables,
-    per-item outputs; with runs=True run logs whose eval/* metrics are the scores, at='last'|'best'|step)."""
-    if len(sources) == 1 and not isinstance(sources[0], (str, bytes)) and not hasattr(sources[0], "__fspath__"):
-        sources = tuple(sources[0])
+    per-item outputs; with runs=True run logs whose eval/* metrics are the scores, at='last'|'best'|step), pandas
+    DataFrames, or a dict {arm: DataFrame or path}."""
+    if len(sources) == 1 and isinstance(sources[0], (list, tuple, dict)):
+        sources = sources[0]
     return _card(sources, compare=True, a=a, b=b, lower_is_better=lower_is_better, confidence=confidence, reps=reps,
                  method=method, seed=seed, task_bootstrap=task_bootstrap, margin=margin, effect=effect, power=power,
                  gamma=gamma, runs=runs, at=at, arm_col=arm_col, seed_col=seed_col, task_col=task_col,
@@ -82,8 +102,8 @@ def summary(*sources, lower_is_better: Sequence[str] = (), confidence: float = 0
             runs: bool = False, at="last", arm_col: str = "", seed_col: str = "", task_col: str = "",
             item_col: str = "", score_col: str = "") -> EvalCard:
     """The aggregates of every arm, as ``rldk evals aggregate``."""
-    if len(sources) == 1 and not isinstance(sources[0], (str, bytes)) and not hasattr(sources[0], "__fspath__"):
-        sources = tuple(sources[0])
+    if len(sources) == 1 and isinstance(sources[0], (list, tuple, dict)):
+        sources = sources[0]
     return _card(sources, compare=False, a="", b="", lower_is_better=lower_is_better, confidence=confidence,
                  reps=reps, method=method, seed=seed, task_bootstrap=task_bootstrap, margin=0.0, effect=None,
                  power=0.8, gamma=gamma, runs=runs, at=at, arm_col=arm_col, seed_col=seed_col, task_col=task_col,

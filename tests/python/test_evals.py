@@ -408,3 +408,18 @@ def test_suite_probes_measure_columns_and_skip_with_reasons(tmp_path):
     listing = _rldk("evals", "suites")
     assert listing.returncode == 0 and "training_metrics" in listing.stdout
     assert _rldk("evals", "evaluate", path, "--suite", "nope").returncode == 2
+
+
+def test_dataframes_in_a_dict_name_their_arms():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    frames = {}
+    for arm, p in [("base", 0.4), ("tuned", 0.7)]:
+        frames[arm] = pd.DataFrame({"item_id": [f"q{i}" for i in range(120)], "task": "qa",
+                                    "correct": rng.random(120) < p})
+    card = rldk.evals.compare(frames, reps=500)
+    assert card.a == "base" and card.b == "tuned"
+    (task,) = card.tasks
+    assert task["design"] == "paired" and task["items"] == 120
+    with pytest.raises(rldk.InvalidArgumentError):
+        rldk.evals.compare({"a/b": frames["base"], "c": frames["tuned"]})
