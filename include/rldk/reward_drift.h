@@ -42,6 +42,12 @@ struct RewardDriftExample {
   double a = NO_VALUE, b = NO_VALUE, z_a = NO_VALUE, z_b = NO_VALUE;
 };
 
+// Mean B over one equal-count bin of A's scores: the drift card's B-against-A profile.
+struct RewardDriftBin {
+  size_t n = 0;
+  double a_mean = NO_VALUE, b_mean = NO_VALUE;
+};
+
 struct RewardDriftReport {
   std::string column_a, column_b, format_a, format_b;
   size_t rows_a = 0, rows_b = 0, paired = 0;
@@ -64,6 +70,7 @@ struct RewardDriftReport {
   double drift_magnitude = NO_VALUE, mae_z = NO_VALUE, l2_z = NO_VALUE, sign_disagreement = NO_VALUE;
   std::vector<RewardDriftSlice> slices;
   std::vector<RewardDriftExample> examples;
+  std::vector<RewardDriftBin> profile;  // 20 bins (fewer for few samples), in A order
   std::string verdict;               // "agree" | "drifted" | "disagree"; see reward_drift_verdict in the .cpp
   std::string summary;               // one line for a person
 };
@@ -73,5 +80,7 @@ Result<RewardDriftReport> compare_reward_models(const std::vector<std::string>& 
                                                 const RewardDriftOptions& options, Diagnostics& diagnostics);
 Json reward_drift_json(const RewardDriftReport& report);
 std::string reward_drift_markdown(const RewardDriftReport& report);
+// The drift card: a self-contained HTML page (HtmlPage) with the same content and the B-against-A profile.
+std::string reward_drift_html(const RewardDriftReport& report);
 
 }  // namespace rldk

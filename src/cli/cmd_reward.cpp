@@ -269,7 +269,9 @@ int run_reward_drift(const DriftCliOptions& opts) {
   if (b_model) report->format_b = "reward model " + opts.b;
   Json json = reward_drift_json(report.value());
   std::string markdown = reward_drift_markdown(report.value());
-  std::vector<ReportFile> files = {{"reward_drift.json", json.dump()}, {"reward_drift.md", markdown}};
+  std::vector<ReportFile> files = {{"reward_drift.json", json.dump()},
+                                   {"reward_drift.md", markdown},
+                                   {"reward_drift.html", reward_drift_html(report.value())}};
   for (auto& f : score_files) files.push_back(std::move(f));
   std::vector<std::string> inputs = {opts.a, opts.b};
   if (!opts.prompts.empty()) inputs.push_back(opts.prompts);
@@ -314,7 +316,8 @@ void add_drift_command(CLI::App* reward, int& exit_code) {
   cmd->add_option("--bootstrap", o->bootstrap, "Bootstrap resamples")->capture_default_str()->check(CLI::Range(100, 1000000));
   cmd->add_flag("--json", o->json, "Print the rldk.reward-drift/v1 JSON document instead of Markdown");
   cmd->add_option("--out", o->out,
-                  "Also write DIR/reward_drift.json and reward_drift.md (and a reward model's scores, "
+                  "Also write DIR/reward_drift.json, reward_drift.md, the drift card reward_drift.html (and a "
+                  "reward model's scores, "
                   "reward_drift_scores_a.jsonl / _b.jsonl)");
   cmd->add_flag("--gate", o->gate, "Exit 1 unless the verdict is agree");
   cmd->callback([o, &exit_code] { exit_code = run_reward_drift(*o); });

@@ -31,18 +31,27 @@ std::string status_text(const RewardCheck& c) {
 
 using reward::correlation_text;
 
+// A sample's file as the card names it: its last two path components (the JSON keeps the whole path).
+std::string short_source(const std::string& path) {
+  size_t last = path.find_last_of('/');
+  if (last == std::string::npos || last == 0) return path;
+  size_t before = path.find_last_of('/', last - 1);
+  return before == std::string::npos ? path : path.substr(before + 1);
+}
+
 // Gold against KL with Gao et al.'s fitted curve and its peak: where the best checkpoint was.
 void gold_kl_chart(HtmlPage& page, const GoldCheck& g) {
   LineChart chart;
-  chart.title = "gold score against KL (" + g.kl_metric + "), with the fitted form r0 + alpha d - beta d ln d";
+  chart.title = "gold score against KL (" + g.kl_metric + "), with the fitted form r0 + alpha d - beta d ln d, d = sqrt(KL)";
   chart.x_label = "KL";
   chart.y_label = "gold";
   ChartSeries observed{"gold per step", {}, {}, false}, fitted{"fitted", {}, {}, true};
-  double max_kl = 0;
+  double min_kl = INFINITY, max_kl = 0;
   for (const auto& s : g.steps) {
     if (std::isnan(s.kl)) continue;
     observed.steps.push_back(s.kl);
     observed.values.push_back(s.gold_mean);
+    min_kl = std::min(min_kl, s.kl);
     max_kl = std::max(max_kl, s.kl);
   }
   // Points arrive in step order; the chart wants ascending x, and the KL may dip between logs.
@@ -54,20 +63,21 @@ void gold_kl_chart(HtmlPage& page, const GoldCheck& g) {
     sorted.steps.push_back(observed.steps[i]);
     sorted.values.push_back(observed.values[i]);
   }
+  // The curve over the KL range the data covers: drawn from 0 it would stretch the axis to r0 and flatten the data.
   for (int k = 0; k <= 100; ++k) {
-    double kl = max_kl * k / 100.0, d = std::sqrt(kl);
+    double kl = min_kl + (max_kl - min_kl) * k / 100.0, d = std::sqrt(kl);
     fitted.steps.push_back(kl);
     fitted.values.push_back(g.fit_r0 + g.fit_alpha * d - (d > 0 ? g.fit_beta * d * std::log(d) : 0));
   }
   chart.series = {sorted, fitted};
-  if (std::isfinite(g.peak_kl) && g.peak_kl <= max_kl) {
+  if (std::isfinite(g.peak_kl) && g.peak_kl >= min_kl && g.peak_kl <= max_kl) {
     chart.markers.push_back({g.peak_kl, "fitted peak", g.past_peak ? ChartTone::Critical : ChartTone::Info});
   }
   page.chart(chart);
 }
 
 void column_section(HtmlPage& page, const RewardColumnHealth& c) {
-  page.heading("Reward " + c.name);
+  page.heading("Reward column: " + c.name);
   page.facts({{"samples", std::to_string(c.samples)},
               {"range", reward::format_number(c.min) + " to " + reward::format_number(c.max)},
               {"mean", reward::format_number(c.mean)}});
@@ -136,7 +146,7 @@ void column_section(HtmlPage& page, const RewardColumnHealth& c) {
     page.table({"feature", "present in", "within r", "r^2 beyond length", "p", "note"}, rows, tones);
     for (const auto& f : sc.features) {
       for (const auto& x : f.examples) {
-        page.callout(f.name + ": " + x.source + " row " + std::to_string(x.row) + ", step " + std::to_string(x.step),
+        page.callout(f.name + ": " + short_source(x.source) + " row " + std::to_string(x.row) + ", step " + std::to_string(x.step),
                      "reward " + reward::format_number(x.reward) + ", " + f.name + " = " + reward::format_number(x.value),
                      {}, ChartTone::Warning);
         if (x.text_kept) page.code(x.text + (x.text_truncated ? " [...]" : ""));
@@ -146,7 +156,7 @@ void column_section(HtmlPage& page, const RewardColumnHealth& c) {
   if (!c.gold.steps.empty()) {
     LineChart chart;
     chart.title = "proxy reward and gold score per step";
-    chart.y_label = "mean";
+    chart.y_label = "mean score";
     ChartSeries proxy{"proxy (" + c.name + ")", {}, {}, false}, gold{"gold", {}, {}, true};
     for (const auto& s : c.gold.steps) {
       proxy.steps.push_back(static_cast<double>(s.step));
@@ -166,7 +176,7 @@ void column_section(HtmlPage& page, const RewardColumnHealth& c) {
     for (const auto& s : c.suspicious_samples.samples) {
       std::string reasons;
       for (const auto& r : s.reasons) reasons += (reasons.empty() ? "" : ", ") + r;
-      page.callout(s.source + " row " + std::to_string(s.row) + ", step " + std::to_string(s.step),
+      page.callout(short_source(s.source) + " row " + std::to_string(s.row) + ", step " + std::to_string(s.step),
                    "reward " + reward::format_number(s.reward) + ", " + std::to_string(s.length_words) +
                        " words, repetition " + reward::format_number(s.repetition) + " (" + reasons + ")",
                    {}, ChartTone::Info);
@@ -213,9 +223,9 @@ void calibration_section(HtmlPage& page, const RewardHealthReport& report) {
   if (!c.confidently_wrong.empty()) {
     page.heading("Most confidently wrong pairs", 3);
     for (const auto& w : c.confidently_wrong) {
-      page.callout(w.source + " row " + std::to_string(w.row),
+      page.callout(short_source(w.source) + " row " + std::to_string(w.row),
                    "scores " + format_number(w.first_score) + " vs " + format_number(w.second_score) + ": " +
-                       format_number(100 * w.confidence) + "% sure of the completion that was not preferred",
+                       format_number(100 * w.confidence, 4) + "% sure of the completion that was not preferred",
                    {}, ChartTone::Warning);
       page.code("prompt: " + w.prompt + "\n\npreferred: " + w.preferred + "\n\nscored higher: " + w.other +
                 (w.text_truncated ? " [...]" : ""));
@@ -239,9 +249,19 @@ std::string reward_health_html(const RewardHealthReport& report) {
     }
   }
   findings += report.calibration.status == RewardCheckStatus::finding && report.calibration.severity != Severity::info;
+  // Name them in the banner: the card is long, and a finding far down must not go unseen.
+  std::string named;
+  auto name = [&](const std::string& what, const RewardCheck& check) {
+    if (check.status != RewardCheckStatus::finding || check.severity == Severity::info) return;
+    named += (named.empty() ? "" : "; ") + what + " (" + severity_name(check.severity) + ")";
+  };
+  for (const auto& c : report.columns) {
+    for (const auto& [check_name, check] : checks_of(c)) name(std::string(check_name) + " of " + c.name, *check);
+  }
+  name("calibration of the preference pairs", report.calibration);
   page.verdict(verdict == "pass" ? "PASS" : verdict == "warn" ? "WARN" : "FAIL",
                verdict == "pass" ? "No check found a warning or a critical problem."
-                                 : std::to_string(findings) + " warning or critical finding(s); see below.",
+                                 : std::to_string(findings) + " warning or critical finding(s): " + named + ".",
                verdict == "pass" ? ChartTone::Good : verdict == "warn" ? ChartTone::Warning : ChartTone::Critical);
   page.facts({{"steps", std::to_string(report.first_step) + " to " + std::to_string(report.last_step)},
               {"reward columns", std::to_string(report.columns.size())},

@@ -25,10 +25,15 @@ std::vector<std::pair<const char*, const RewardCheck*>> checks_of(const RewardCo
           {"shortcut_features", &c.shortcut_features}};
 }
 
+std::string p_text(double p) {
+  // A p-value below the smallest double prints as 0, which reads as "impossible" rather than "tiny".
+  return p == 0 ? "< 1e-300" : "= " + format_number(p, 2);
+}
+
 std::string correlation_text(const CorrelationEstimate& c) {
   if (std::isnan(c.r)) return "n/a";
   return format_number(c.r) + " [" + format_number(c.ci_low) + ", " + format_number(c.ci_high) +
-         "], p = " + format_number(c.p_value, 2) + ", n = " + std::to_string(c.n);
+         "], p " + p_text(c.p_value) + ", n = " + std::to_string(c.n);
 }
 
 }  // namespace rldk::reward

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <regex>
 #include <unordered_map>
@@ -172,6 +173,22 @@ Result<RewardDriftReport> compare_reward_models(const std::vector<std::string>& 
   r.spearman = estimate(stats::spearman(sa, sb, options.confidence));
   r.slope = stats::linear_fit(sa, sb).slope;
   r.intercept = stats::linear_fit(sa, sb).intercept;
+  {
+    std::vector<size_t> order(r.paired);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return sa[x] < sa[y]; });
+    size_t bins = std::min<size_t>(20, r.paired);
+    for (size_t b = 0; b < bins; ++b) {
+      size_t lo = b * r.paired / bins, hi = (b + 1) * r.paired / bins;
+      RewardDriftBin bin;
+      bin.n = hi - lo;
+      double ma = 0, mb = 0;
+      for (size_t k = lo; k < hi; ++k) ma += sa[order[k]], mb += sb[order[k]];
+      bin.a_mean = ma / static_cast<double>(bin.n);
+      bin.b_mean = mb / static_cast<double>(bin.n);
+      r.profile.push_back(bin);
+    }
+  }
 
   // Within prompt: centre both on each prompt's mean (prompts with one paired sample carry no within information).
   std::unordered_map<uint32_t, std::vector<size_t>> members;

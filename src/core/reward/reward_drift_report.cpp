@@ -90,6 +90,15 @@ Json reward_drift_json(const RewardDriftReport& r) {
     examples.push_back(std::move(j));
   }
   doc["examples"] = std::move(examples);
+  Json profile = Json::Array{};
+  for (const auto& bin : r.profile) {
+    Json j;
+    j["n"] = bin.n;
+    j["a_mean"] = json_number(bin.a_mean);
+    j["b_mean"] = json_number(bin.b_mean);
+    profile.push_back(std::move(j));
+  }
+  doc["profile"] = std::move(profile);
   return doc;
 }
 
