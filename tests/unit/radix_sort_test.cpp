@@ -63,5 +63,25 @@ TEST(RadixSort, OrderIsStableAndRanksMatchTheDefinition) {
   }
 }
 
+TEST(RadixSort, SmallIntegersTakeTheCountingPathWithTheSameResult) {
+  std::mt19937_64 rng(11);
+  std::vector<double> words(6000);
+  for (auto& w : words) w = static_cast<double>(rng() % 300);  // word counts: many ties
+  auto order = sorted_order(words);
+  for (size_t i = 1; i < order.size(); ++i) {
+    ASSERT_LE(words[order[i - 1].index], words[order[i].index]);
+    if (words[order[i - 1].index] == words[order[i].index]) ASSERT_LT(order[i - 1].index, order[i].index);
+  }
+  std::vector<double> ranks = average_ranks(words);
+  for (size_t i = 0; i < words.size(); i += 97) {
+    double below = 0, equal = 0;
+    for (double x : words) {
+      below += x < words[i];
+      equal += x == words[i];
+    }
+    EXPECT_DOUBLE_EQ(ranks[i], 1 + below + (equal - 1) / 2) << i;
+  }
+}
+
 }  // namespace
 }  // namespace rldk::stats

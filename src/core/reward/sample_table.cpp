@@ -147,6 +147,8 @@ namespace reward {
 ColumnData column_data(const RewardHealthAccumulator::State& state, size_t column) {
   ColumnData d;
   const auto& values = state.rewards[column];
+  d.sample.reserve(values.size());
+  d.value.reserve(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     if (std::isnan(values[i])) continue;
     d.sample.push_back(i);

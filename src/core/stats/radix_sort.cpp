@@ -1,6 +1,7 @@
 #include "stats/radix_sort.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace rldk::stats {
@@ -64,8 +65,25 @@ void sort_values(std::span<double> values) {
   for (size_t i = 0; i < values.size(); ++i) values[i] = value_of(keys[i]);
 }
 
+// Small non-negative integers (word counts, token lengths) in one counting pass instead of radix passes.
+static bool counting_order(std::span<const double> values, std::vector<KeyedIndex>& order) {
+  double hi = 0;
+  for (double v : values) {
+    if (!(v >= 0) || v != std::floor(v) || v > 4.0 * static_cast<double>(values.size()) + 1024) return false;
+    hi = std::max(hi, v);
+  }
+  std::vector<size_t> start(static_cast<size_t>(hi) + 2, 0);
+  for (double v : values) ++start[static_cast<size_t>(v) + 1];
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  order.resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) order[start[static_cast<size_t>(values[i])]++] = {order_key(values[i]), i};
+  return true;
+}
+
 std::vector<KeyedIndex> sorted_order(std::span<const double> values) {
-  std::vector<KeyedIndex> order(values.size());
+  std::vector<KeyedIndex> order;
+  if (values.size() >= SMALL && counting_order(values, order)) return order;
+  order.resize(values.size());
   for (size_t i = 0; i < values.size(); ++i) order[i] = {order_key(values[i]), i};
   if (values.size() < SMALL) {
     std::stable_sort(order.begin(), order.end(), [](const KeyedIndex& a, const KeyedIndex& b) { return a.key < b.key; });
