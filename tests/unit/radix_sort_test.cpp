@@ -48,7 +48,9 @@ TEST(RadixSort, OrderIsStableAndRanksMatchTheDefinition) {
   auto order = sorted_order(v);
   for (size_t i = 1; i < order.size(); ++i) {
     ASSERT_LE(v[order[i - 1].index], v[order[i].index]);
-    if (order[i - 1].key == order[i].key) ASSERT_LT(order[i - 1].index, order[i].index);
+    if (order[i - 1].key == order[i].key) {
+      ASSERT_LT(order[i - 1].index, order[i].index);
+    }
   }
   // Average ranks by brute force on a small slice: 1 + (number below) + (number equal - 1) / 2.
   std::vector<double> small(v.begin(), v.begin() + 2000);
@@ -70,7 +72,9 @@ TEST(RadixSort, SmallIntegersTakeTheCountingPathWithTheSameResult) {
   auto order = sorted_order(words);
   for (size_t i = 1; i < order.size(); ++i) {
     ASSERT_LE(words[order[i - 1].index], words[order[i].index]);
-    if (words[order[i - 1].index] == words[order[i].index]) ASSERT_LT(order[i - 1].index, order[i].index);
+    if (words[order[i - 1].index] == words[order[i].index]) {
+      ASSERT_LT(order[i - 1].index, order[i].index);
+    }
   }
   std::vector<double> ranks = average_ranks(words);
   for (size_t i = 0; i < words.size(); i += 97) {
