@@ -234,6 +234,8 @@ struct SuiteProbe {
   std::string name, description;
   std::vector<std::string> columns;  // the first one the table has is measured
   std::string direction;             // "higher" | "lower" | "none" (context only)
+  std::string kind = "column";       // "column": the column's mean | "lexicon": share of texts with a phrase
+  std::vector<std::string> phrases;  // lexicon probes, lower-case
 };
 
 struct Suite {
@@ -255,7 +257,7 @@ const Suites& builtin_suites();  // data/eval_suites.yaml, compiled in
 std::string suites_markdown(const Suites& suites);
 
 struct ProbeResult {
-  std::string probe, description, direction;
+  std::string probe, description, direction, kind;
   std::string status;   // "measured" | "skipped"
   std::string column;   // the column measured
   std::string reason;   // why skipped

@@ -423,3 +423,15 @@ def test_dataframes_in_a_dict_name_their_arms():
     assert task["design"] == "paired" and task["items"] == 120
     with pytest.raises(rldk.InvalidArgumentError):
         rldk.evals.compare({"a/b": frames["base"], "c": frames["tuned"]})
+
+
+def test_lexicon_probe_says_it_is_a_word_list(tmp_path):
+    rows = [{"output": "I'm sorry, but I can't help with that." if i % 4 == 0 else "The answer is 42.",
+             "toxicity_score": 0.01} for i in range(100)]
+    path = tmp_path / "outputs.jsonl"
+    _write_jsonl(path, rows)
+    r = _rldk("evals", "evaluate", path, "--suite", "safety", "--json", "--reps", 500)
+    assert r.returncode == 0, r.stderr
+    refusal = next(p for p in json.loads(r.stdout)["probes"] if p["probe"] == "refusal_rate")
+    assert refusal["kind"] == "lexicon" and "not a classifier" in refusal["description"]
+    assert refusal["column"] == "output" and refusal["mean"] == pytest.approx(0.25)

@@ -55,20 +55,26 @@ class ColumnTable final : public samples::CellSink {
     std::string t = lower(text);
     if (t == "true") set_number(column, 1);
     if (t == "false") set_number(column, 0);
+    text_row_[names_[static_cast<size_t>(column)]] = std::move(t);
   }
   void set_number(int column, double value) override { row_[names_[static_cast<size_t>(column)]] = value; }
   void end_row(uint64_t) override {
     for (const auto& [name, value] : row_) columns[name].push_back(value);
+    // Texts are kept lower-cased for the lexicon probes: eval sets are thousands of rows, not rollout dumps.
+    for (auto& [name, value] : text_row_) texts[name].push_back(std::move(value));
     row_.clear();
+    text_row_.clear();
     ++rows_;
   }
   uint64_t rows() const override { return rows_; }
 
   std::map<std::string, std::vector<double>> columns;
+  std::map<std::string, std::vector<std::string>> texts;
 
  private:
   std::vector<std::string> names_;
   std::map<std::string, double> row_;
+  std::map<std::string, std::string> text_row_;
   uint64_t rows_ = 0;
 };
 
@@ -102,6 +108,14 @@ Result<Suites> suites_from_yaml(std::string_view text, const std::string& origin
       p.columns = string_list(entry.second["columns"], "probe " + p.name + ": columns");
       p.direction = entry.second["direction"] ? entry.second["direction"].as<std::string>() : "";
       p.description = entry.second["description"] ? entry.second["description"].as<std::string>() : "";
+      p.kind = entry.second["kind"] ? entry.second["kind"].as<std::string>() : "column";
+      for (const auto& phrase : string_list(entry.second["phrases"], "probe " + p.name + ": phrases")) {
+        p.phrases.push_back(lower(phrase));
+      }
+      if (p.kind != "column" && p.kind != "lexicon") {
+        throw std::runtime_error("probe " + p.name + ": kind must be column or lexicon");
+      }
+      if (p.kind == "lexicon" && p.phrases.empty()) throw std::runtime_error("probe " + p.name + " has no phrases");
       if (p.columns.empty()) throw std::runtime_error("probe " + p.name + " names no column");
       if (p.direction != "higher" && p.direction != "lower" && p.direction != "none") {
         throw std::runtime_error("probe " + p.name + ": direction must be higher, lower or none");
@@ -141,11 +155,12 @@ std::string suites_markdown(const Suites& suites) {
     for (const auto& p : s.not_built) missing += (missing.empty() ? "" : ", ") + md_text(p);
     md += "| " + md_text(s.name) + " | " + probes + " | " + missing + " |\n";
   }
-  md += "\n| probe | better | columns (the first found is measured) | what it is |\n|---|---|---|---|\n";
+  md += "\n| probe | kind | better | columns (the first found is measured) | what it is |\n|---|---|---|---|---|\n";
   for (const auto& p : suites.probes) {
     std::string columns;
     for (const auto& c : p.columns) columns += (columns.empty() ? "" : ", ") + md_code(c);
-    md += "| " + md_text(p.name) + " | " + p.direction + " | " + columns + " | " + md_text(p.description) + " |\n";
+    md += "| " + md_text(p.name) + " | " + p.kind + " | " + p.direction + " | " + columns + " | " +
+          md_text(p.description) + " |\n";
   }
   return md;
 }
@@ -175,8 +190,25 @@ Result<SuiteReport> evaluate_suite(const std::vector<std::string>& sources, cons
     p.probe = probe.name;
     p.description = probe.description;
     p.direction = probe.direction;
+    p.kind = probe.kind;
     p.status = "skipped";
     for (const auto& column : probe.columns) {
+      if (probe.kind == "lexicon") {
+        auto it = table.texts.find(lower(column));
+        if (it == table.texts.end() || it->second.empty()) continue;
+        std::vector<double> hits;
+        for (const auto& text : it->second) {
+          bool hit = std::any_of(probe.phrases.begin(), probe.phrases.end(),
+                                 [&](const std::string& phrase) { return text.find(phrase) != std::string::npos; });
+          hits.push_back(hit ? 1.0 : 0.0);
+        }
+        p.column = column;
+        p.n = hits.size();
+        p.mean = bootstrap_mean(hits, options);
+        p.status = "measured";
+        p.description += " [" + std::to_string(probe.phrases.size()) + " phrases]";
+        break;
+      }
       auto it = table.columns.find(lower(column));
       if (it == table.columns.end()) continue;
       std::vector<double> values;
@@ -193,7 +225,7 @@ Result<SuiteReport> evaluate_suite(const std::vector<std::string>& sources, cons
     if (p.status == "skipped") {
       std::string looked;
       for (const auto& c : probe.columns) looked += (looked.empty() ? "" : ", ") + c;
-      p.reason = "no numeric column named " + looked;
+      p.reason = std::string(probe.kind == "lexicon" ? "no text column named " : "no numeric column named ") + looked;
     }
     r.probes.push_back(std::move(p));
   }
@@ -224,6 +256,7 @@ Json suite_json(const SuiteReport& r) {
     x["probe"] = p.probe;
     x["description"] = p.description;
     x["direction"] = p.direction;
+    x["kind"] = p.kind.empty() ? "column" : p.kind;
     x["status"] = p.status;
     x["column"] = p.column.empty() ? Json(nullptr) : Json(p.column);
     x["reason"] = p.reason;
@@ -243,12 +276,12 @@ std::string suite_markdown(const SuiteReport& r) {
   std::string md = "# rldk evals evaluate --suite " + md_text(r.suite) + "\n\n" + std::to_string(r.rows) +
                    " rows. Each probe is the mean of one column with a " + level +
                    " bootstrap interval over rows; there is no overall score (it would mix directions).\n\n";
-  md += "| probe | better | column | n | mean | interval |\n|---|---|---|---|---|---|\n";
+  md += "| probe | kind | better | column | n | mean | interval |\n|---|---|---|---|---|---|---|\n";
   char buf[96];
   for (const auto& p : r.probes) {
     if (p.status != "measured") continue;
     std::snprintf(buf, sizeof buf, "%.4g | [%.4g, %.4g]", p.mean.estimate, p.mean.low, p.mean.high);
-    md += "| " + md_text(p.probe) + " | " + p.direction + " | " + md_code(p.column) + " | " + std::to_string(p.n) +
+    md += "| " + md_text(p.probe) + " | " + p.kind + " | " + p.direction + " | " + md_code(p.column) + " | " + std::to_string(p.n) +
           " | " + buf + " |\n";
   }
   md += "\nSkipped:\n\n";
