@@ -162,20 +162,45 @@ def pandas_baseline(path):
     return out, t1 - t0, t2 - t1
 
 
-def run_measured(cmd, stdout_path):
-    """Runs cmd with stdout to a file; returns (exit code, wall seconds, peak RSS in MB of that process)."""
-    with open(stdout_path, "w") as out:
+# Peak memory of a child is its ru_maxrss, but Linux carries the high-water mark of the process that forked it
+# across exec: a child forked from this Python (holding a million generated samples and pandas) would report this
+# process's size. So children are started by a small launcher process spawned before anything large is loaded; it
+# runs one command per request and answers with the wall time and the child's own peak.
+_LAUNCHER_CODE = r"""
+import json, os, subprocess, sys, time
+for line in sys.stdin:
+    req = json.loads(line)
+    with open(req["stdout"], "w") as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
-        # wait4 instead of wait: the rusage of this one child, not the maximum over every child so far.
+        proc = subprocess.Popen(req["cmd"], stdout=out, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
         stderr = proc.stderr.read().decode(errors="replace")
         proc.stderr.close()
-    if proc.returncode not in (0, 1):
-        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), proc.returncode, stderr.strip()[-500:]))
-    return proc.returncode, seconds, usage.ru_maxrss / 1024.0  # ru_maxrss is in KiB on Linux
+    print(json.dumps({"code": os.waitstatus_to_exitcode(status), "seconds": seconds,
+                      "rss_mb": usage.ru_maxrss / 1024.0, "stderr": stderr[-500:]}), flush=True)
+"""
+_launcher = None
+
+
+def start_launcher():
+    """Starts the launcher; call before generating data (see above)."""
+    global _launcher
+    if _launcher is None:
+        _launcher = subprocess.Popen([sys.executable, "-c", _LAUNCHER_CODE], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+    return _launcher
+
+
+def run_measured(cmd, stdout_path):
+    """Runs cmd with stdout to a file; returns (exit code, wall seconds, peak RSS in MB of that process)."""
+    launcher = start_launcher()
+    launcher.stdin.write(json.dumps({"cmd": cmd, "stdout": stdout_path}) + "\n")
+    launcher.stdin.flush()
+    answer = json.loads(launcher.stdout.readline())
+    if answer["code"] not in (0, 1):
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), answer["code"], answer["stderr"].strip()))
+    return answer["code"], answer["seconds"], answer["rss_mb"]
 
 
 def speed(rldk, folder, samples, repeats):
@@ -259,6 +284,8 @@ def main(argv=None):
                   "build a version that has it, or use --generate-only" % (rldk, rldk), file=sys.stderr)
             return 2
 
+    if not args.skip_speed and not args.generate_only:
+        start_launcher()  # before any data is generated: its children's peak memory must be their own
     folder = args.keep or tempfile.mkdtemp(prefix="rldk_rollout_bench_")
     os.makedirs(folder, exist_ok=True)
     try:
