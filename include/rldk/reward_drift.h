@@ -60,6 +60,9 @@ struct RewardDriftReport {
   // Same-prompt pairs of samples: do A and B order them the same way?
   size_t pairs = 0, pairs_tied = 0;  // tied: equal under A or under B
   double ranking_agreement = NO_VALUE, sign_flip_rate = NO_VALUE;
+  // Kendall's tau-b over the same-prompt pairs pooled across prompts: (C - D) / sqrt((n0 - tA)(n0 - tB)), with
+  // tA, tB the pairs tied under A, under B. With one prompt it is SciPy's kendalltau.
+  double within_kendall = NO_VALUE;
   // B = intercept + slope x A (raw); within prompt the slope is the relative temperature of B to A.
   double slope = NO_VALUE, intercept = NO_VALUE, within_slope = NO_VALUE;
   // The paired difference d = B - A.

@@ -197,3 +197,15 @@ def test_drift_finds_a_swapped_reward_model_and_agrees_with_itself(tmp_path):
     same = drift(swap.path, swap.path)
     assert same["verdict"] == "agree" and same["same_prompt_pairs"]["ranking_agreement"] == 1.0
     assert rldk.reward.drift(swap.path, swap.path)["verdict"] == "agree"
+
+
+def test_drift_kendall_tau_b_matches_scipy(tmp_path):
+    # One prompt: the pooled tau-b over same-prompt pairs is SciPy's kendalltau (tau-b), ties included.
+    rng = np.random.default_rng(4)
+    a = np.round(rng.normal(0, 1, 60), 1)
+    b = np.round(0.5 * a + rng.normal(0, 1, 60), 1)
+    path = tmp_path / "one_prompt.jsonl"
+    pd.DataFrame({"prompt": "p", "completion": [f"c{i}" for i in range(60)], "a": a, "b": b}).to_json(
+        path, orient="records", lines=True)
+    doc = drift(path, path, "--a-col", "a", "--b-col", "b")
+    assert doc["same_prompt_pairs"]["within_kendall"] == pytest.approx(stats.kendalltau(a, b).statistic, rel=1e-12)

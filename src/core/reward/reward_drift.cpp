@@ -195,7 +195,7 @@ Result<RewardDriftReport> compare_reward_models(const std::vector<std::string>& 
   for (size_t k = 0; k < r.paired; ++k) members[group[k]].push_back(k);
   r.prompts = members.size();
   std::vector<double> ca, cb;
-  size_t agreeing = 0;
+  size_t agreeing = 0, tied_a = 0, tied_b = 0;
   for (const auto& [g, idx] : members) {
     if (idx.size() < 2) continue;
     ++r.prompt_groups;
@@ -208,6 +208,8 @@ Result<RewardDriftReport> compare_reward_models(const std::vector<std::string>& 
       for (size_t y = x + 1; y < idx.size(); ++y) {
         double da = sa[idx[x]] - sa[idx[y]], db = sb[idx[x]] - sb[idx[y]];
         ++r.pairs;
+        tied_a += da == 0;
+        tied_b += db == 0;
         if (da == 0 || db == 0) {
           ++r.pairs_tied;
         } else if ((da > 0) == (db > 0)) {
@@ -225,6 +227,10 @@ Result<RewardDriftReport> compare_reward_models(const std::vector<std::string>& 
     size_t ordered = r.pairs - r.pairs_tied;
     r.ranking_agreement = ordered > 0 ? static_cast<double>(agreeing) / static_cast<double>(ordered) : NO_VALUE;
     r.sign_flip_rate = ordered > 0 ? 1 - r.ranking_agreement : NO_VALUE;
+    double n0 = static_cast<double>(r.pairs), concordant = static_cast<double>(agreeing);
+    double discordant = static_cast<double>(ordered - agreeing);
+    double denominator = std::sqrt((n0 - static_cast<double>(tied_a)) * (n0 - static_cast<double>(tied_b)));
+    r.within_kendall = denominator > 0 ? (concordant - discordant) / denominator : NO_VALUE;
   }
 
   // The paired difference.

@@ -30,6 +30,7 @@ std::string reward_drift_html(const RewardDriftReport& r) {
               {"same-prompt pairs ordered alike", format_number(r.ranking_agreement) + " of " +
                                                       std::to_string(r.pairs - r.pairs_tied) + " (sign flips " +
                                                       format_number(r.sign_flip_rate) + ")"},
+              {"Kendall tau-b within prompt", format_number(r.within_kendall)},
               {"B = a + b A", "b = " + format_number(r.slope) + ", a = " + format_number(r.intercept) +
                                   "; within prompt b = " + format_number(r.within_slope)},
               {"mean B - A (paired)", format_number(r.mean_difference) + " [" + format_number(r.ci_low) + ", " +

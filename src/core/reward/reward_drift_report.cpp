@@ -45,6 +45,7 @@ Json reward_drift_json(const RewardDriftReport& r) {
   pairs["pairs"] = r.pairs;
   pairs["tied"] = r.pairs_tied;
   pairs["ranking_agreement"] = json_number(r.ranking_agreement);
+  pairs["within_kendall"] = json_number(r.within_kendall);
   pairs["sign_flip_rate"] = json_number(r.sign_flip_rate);
   doc["same_prompt_pairs"] = pairs;
   Json fit;
@@ -119,6 +120,7 @@ std::string reward_drift_markdown(const RewardDriftReport& r) {
                                            std::to_string(r.pairs - r.pairs_tied) + " (" +
                                            std::to_string(r.pairs_tied) + " tied)") +
         " |\n";
+  md += "| Kendall tau-b within prompt | " + format_number(r.within_kendall) + " |\n";
   md += "| B = a + b A | b = " + format_number(r.slope) + ", a = " + format_number(r.intercept) +
         "; within prompt b = " + format_number(r.within_slope) + " |\n";
   md += "| mean B - A (paired) | " + format_number(r.mean_difference) + " [" + format_number(r.ci_low) + ", " +
