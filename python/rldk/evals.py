@@ -110,6 +110,21 @@ def summary(*sources, lower_is_better: Sequence[str] = (), confidence: float = 0
                  item_col=item_col, score_col=score_col)
 
 
+def evaluate(data, suite: str, *, reps: int = 10000, confidence: float = 0.95, seed: int = 0) -> EvalCard:
+    """The older tool's suites, as ``rldk evals evaluate DATA --suite NAME``: each probe of the suite measured on a
+    per-sample or per-step table (paths, or a pandas DataFrame), or skipped with the reason; the
+    rldk.evals-suite/v1 document."""
+    with tempfile.TemporaryDirectory(prefix="rldk-evals-") as scratch:
+        text = _core.evals_suite_json(_paths(data, scratch), as_text(suite, "suite"), int(reps), float(confidence),
+                                      int(seed))
+    return EvalCard(json.loads(text))
+
+
+def suites() -> str:
+    """The suites and probes of data/eval_suites.yaml, as ``rldk evals suites`` prints them (Markdown)."""
+    return _core.evals_suites_markdown()
+
+
 def _per_task(scores, name="scores") -> list:
     """rliable's (runs x tasks) matrix, or {task: runs}, as the engine's [task][run] lists."""
     if isinstance(scores, dict):

@@ -650,6 +650,22 @@ NB_MODULE(_core, m) {
     return nb::make_tuple(r.n, interval_tuple(r.win_rate), interval_tuple(r.intercept), interval_tuple(r.slope),
                           r.mean_length_difference);
   }, "preference"_a, "length_difference"_a, "reps"_a, "confidence"_a, "seed"_a);
+  m.def("evals_suite_json", [](const std::vector<std::string>& sources, const std::string& suite, size_t reps,
+                               double confidence, uint64_t seed) {
+    if (!(confidence > 0 && confidence < 1)) invalid_argument("confidence must lie between 0 and 1");
+    rldk::evals::BootstrapOptions o;
+    o.reps = reps;
+    o.confidence = confidence;
+    o.seed = seed;
+    rldk::Diagnostics diagnostics;
+    rldk::Result<rldk::evals::SuiteReport> report = rldk::Error{rldk::ErrorCode::io, "", ""};
+    {
+      nb::gil_scoped_release release;
+      report = rldk::evals::evaluate_suite(sources, rldk::evals::builtin_suites(), suite, o, diagnostics);
+    }
+    return rldk::evals::suite_json(unwrap(std::move(report))).dump(-1);
+  }, "sources"_a, "suite"_a, "reps"_a, "confidence"_a, "seed"_a);
+  m.def("evals_suites_markdown", [] { return rldk::evals::suites_markdown(rldk::evals::builtin_suites()); });
   m.def("evals_welch_power", [](double effect, double sd_a, double sd_b, size_t n, double alpha, bool two_sided) {
     return rldk::evals::welch_power(effect, sd_a, sd_b, n, alpha, two_sided);
   }, "effect"_a, "sd_a"_a, "sd_b"_a, "n"_a, "alpha"_a, "two_sided"_a);

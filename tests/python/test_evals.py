@@ -435,3 +435,15 @@ def test_lexicon_probe_says_it_is_a_word_list(tmp_path):
     refusal = next(p for p in json.loads(r.stdout)["probes"] if p["probe"] == "refusal_rate")
     assert refusal["kind"] == "lexicon" and "not a classifier" in refusal["description"]
     assert refusal["column"] == "output" and refusal["mean"] == pytest.approx(0.25)
+
+
+def test_suites_from_python():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"kl": [0.1, 0.2, 0.3, 0.2], "reward": [0.5, 0.6, 0.7, 0.8]})
+    report = rldk.evals.evaluate(frame, "training_metrics", reps=200)
+    by_probe = {p["probe"]: p for p in report.probes}
+    assert by_probe["kl_divergence"]["mean"] == pytest.approx(0.2)
+    assert by_probe["reward"]["mean"] == pytest.approx(0.65)
+    assert "training_metrics" in rldk.evals.suites()
+    with pytest.raises(rldk.InvalidArgumentError):
+        rldk.evals.evaluate(frame, "no_such_suite")
