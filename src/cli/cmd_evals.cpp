@@ -108,7 +108,8 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<EvalsCliOptions>& o
                   "task, score or correct) as CSV, JSONL or Parquet, or folders of them; each file without an arm "
                   "column is one arm named after the file. With --runs: run logs whose eval/* metrics are the scores")
       ->required();
-  cmd->add_option("--score-col", o->columns.score, "Score column (default: score, correct, accuracy, pass, value, ...)");
+  cmd->add_option("--score-col", o->columns.score,
+                  "Score column (default: score, correct, accuracy, pass, value, ...)");
   cmd->add_option("--task-col", o->columns.task, "Task column (default: task, env, benchmark, dataset, ...)");
   cmd->add_option("--item-col", o->columns.item, "Item id column (default: item, item_id, id, example_id, ...)");
   cmd->add_option("--seed-col", o->columns.seed, "Seed column (default: seed, run_id, replicate, trial)");

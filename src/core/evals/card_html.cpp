@@ -72,12 +72,13 @@ std::string evals_html(const EvalsReport& r) {
     page.tiles(tiles);
     std::vector<std::vector<std::string>> rows;
     auto cell = [](const Interval& i) {
-      return std::isnan(i.estimate) ? std::string("n/a")
-                                    : fmt_number(i.estimate) + " [" + fmt_number(i.low) + ", " + fmt_number(i.high) + "]";
+      if (std::isnan(i.estimate)) return std::string("n/a");
+      return fmt_number(i.estimate) + " [" + fmt_number(i.low) + ", " + fmt_number(i.high) + "]";
     };
     for (const auto& a : s.arms) {
-      rows.push_back({a.arm, std::to_string(a.runs_min) + (a.runs_max != a.runs_min ? "-" + std::to_string(a.runs_max) : ""),
-                      cell(a.mean), cell(a.median), cell(a.iqm), cell(a.optimality_gap)});
+      std::string runs = std::to_string(a.runs_min);
+      if (a.runs_max != a.runs_min) runs += "-" + std::to_string(a.runs_max);
+      rows.push_back({a.arm, runs, cell(a.mean), cell(a.median), cell(a.iqm), cell(a.optimality_gap)});
     }
     page.table({"arm", "runs/task", "mean", "median", "IQM", "optimality gap"}, rows);
     LineChart profile;

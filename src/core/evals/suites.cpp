@@ -281,8 +281,8 @@ std::string suite_markdown(const SuiteReport& r) {
   for (const auto& p : r.probes) {
     if (p.status != "measured") continue;
     std::snprintf(buf, sizeof buf, "%.4g | [%.4g, %.4g]", p.mean.estimate, p.mean.low, p.mean.high);
-    md += "| " + md_text(p.probe) + " | " + p.kind + " | " + p.direction + " | " + md_code(p.column) + " | " + std::to_string(p.n) +
-          " | " + buf + " |\n";
+    md += "| " + md_text(p.probe) + " | " + p.kind + " | " + p.direction + " | " + md_code(p.column) + " | " +
+          std::to_string(p.n) + " | " + buf + " |\n";
   }
   md += "\nSkipped:\n\n";
   for (const auto& p : r.probes) {
