@@ -217,6 +217,8 @@ struct SuspiciousSample {
   bool text_kept = false;                // false: the text fell out of the bounded set of kept examples
   std::string text;                      // truncated to RewardHealthAccumulator's quote_chars
   bool text_truncated = false;
+  std::string prompt;                    // the sample's prompt, kept and truncated as the text
+  bool prompt_truncated = false;
 };
 
 struct SuspiciousCheck : RewardCheck {

@@ -180,7 +180,10 @@ void column_section(HtmlPage& page, const RewardColumnHealth& c) {
                    "reward " + reward::format_number(s.reward) + ", " + std::to_string(s.length_words) +
                        " words, repetition " + reward::format_number(s.repetition) + " (" + reasons + ")",
                    {}, ChartTone::Info);
-      if (s.text_kept) page.code(s.text + (s.text_truncated ? " [...]" : ""));
+      if (s.text_kept) {
+        std::string prompt = s.prompt.empty() ? "" : "prompt: " + s.prompt + (s.prompt_truncated ? " [...]" : "") + "\n\n";
+        page.code(prompt + "completion: " + s.text + (s.text_truncated ? " [...]" : ""));
+      }
     }
   }
 }

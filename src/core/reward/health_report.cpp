@@ -148,6 +148,8 @@ Json suspicious_json(const SuspiciousCheck& c) {
     e["reasons"] = reasons;
     e["text"] = s.text_kept ? Json(s.text) : Json(nullptr);
     e["text_truncated"] = s.text_truncated;
+    e["prompt"] = s.text_kept ? Json(s.prompt) : Json(nullptr);
+    e["prompt_truncated"] = s.prompt_truncated;
     samples.push_back(e);
   }
   j["samples"] = samples;
@@ -454,6 +456,9 @@ std::string reward_health_markdown(const RewardHealthReport& r) {
               ": reward " + fixed(s.reward) + ", " + std::to_string(s.length_words) + " words (z " +
               fixed(s.length_z) + "), repetition " + fixed(s.repetition) + " (" + md_text(why) + ")\n";
         if (s.text_kept) {
+          if (!s.prompt.empty()) {
+            md += "\n  > prompt: " + md_code(s.prompt) + (s.prompt_truncated ? " (truncated)" : "") + "\n  >";
+          }
           md += "\n  > " + md_code(s.text) + (s.text_truncated ? " (truncated)" : "") + "\n";
         } else {
           md += "\n  > (text not kept: outside the bounded set of highest-reward examples)\n";

@@ -89,10 +89,11 @@ void RewardHealthAccumulator::on_row(const SampleRow& row) {
     s.rewards[c][sample] = v;
     auto& heap = s.kept[c];
     if (s.kept_limit == 0) continue;
-    KeptExample candidate{v, f.words, sample, {}, false};
+    KeptExample candidate{v, f.words, sample, {}, false, {}, false};
     bool full = heap.size() >= s.kept_limit;
     if (full && !ranks_above(candidate, heap.front())) continue;  // not above the lowest kept
     candidate.text = reward::truncate_chars(row.completion, s.quote_chars, candidate.truncated);
+    candidate.prompt = reward::truncate_chars(row.prompt, s.quote_chars, candidate.prompt_truncated);
     if (full) {
       std::pop_heap(heap.begin(), heap.end(), ranks_above);
       heap.back() = std::move(candidate);

@@ -21,6 +21,8 @@ struct KeptExample {
   size_t sample = 0;
   std::string text;  // cut to quote_chars
   bool truncated = false;
+  std::string prompt;  // cut to quote_chars too: evidence reads better with the question it answers
+  bool prompt_truncated = false;
 };
 
 struct RewardHealthAccumulator::State {

@@ -59,6 +59,8 @@ SuspiciousCheck check_suspicious(const ColumnData& column, const RewardHealthAcc
       s.text_kept = true;
       s.text = it->second->text;
       s.text_truncated = it->second->truncated;
+      s.prompt = it->second->prompt;
+      s.prompt_truncated = it->second->prompt_truncated;
     }
     c.samples.push_back(std::move(s));
   }
