@@ -156,6 +156,33 @@ LengthControlled length_controlled_win_rate(std::span<const double> preference,
                                             std::span<const double> length_difference,
                                             const BootstrapOptions& options);
 
+// Pairwise judge results read from a table, per task: the preference for B and len(B) - len(A) of every item.
+struct JudgeColumns {
+  std::string preference, length_a, length_b, output_a, output_b, task;  // empty: found by name
+};
+
+struct WinRateTask {
+  std::string task;
+  LengthControlled result;
+};
+
+struct WinRateReport {
+  std::vector<std::string> sources;
+  std::string length_unit;  // "given" (length columns) or "words" (counted in the outputs)
+  size_t skipped = 0;       // rows without a preference or a length
+  std::vector<WinRateTask> tasks;  // "all" first when there are several tasks
+  double confidence = 0.95;
+};
+
+inline constexpr const char* EVALS_WINRATE_SCHEMA = "rldk.evals-winrate/v1";
+
+// `rldk evals winrate`: preference column (1 or "b" = B won, 0 or "a" = A won, 0.5 or "tie"; a probability), and
+// either both lengths or both outputs (lengths then counted in words).
+Result<WinRateReport> length_controlled_report(const std::vector<std::string>& sources, const JudgeColumns& columns,
+                                               const BootstrapOptions& options, Diagnostics& diagnostics);
+Json winrate_json(const WinRateReport& report);
+std::string winrate_markdown(const WinRateReport& report);
+
 // ---- Student's t and power (Colas et al. 2018, methods.md §1.2) ----
 
 double student_t_cdf(double t, double df);

@@ -205,6 +205,39 @@ int run_suite(const SuiteCliOptions& opts) {
   return EXIT_OK;
 }
 
+struct WinRateCliOptions {
+  std::vector<std::string> sources;
+  evals::JudgeColumns columns;
+  uint64_t seed = 0;
+  size_t reps = 2000;
+  double confidence = 0.95;
+  bool json = false;
+  std::string out;
+};
+
+int run_winrate(const WinRateCliOptions& opts) {
+  const char* me = "rldk evals winrate";
+  evals::BootstrapOptions bo;
+  bo.seed = opts.seed;
+  bo.reps = opts.reps;
+  bo.confidence = opts.confidence;
+  Diagnostics diagnostics;
+  auto report = evals::length_controlled_report(opts.sources, opts.columns, bo, diagnostics);
+  for (const auto& d : diagnostics.examples()) std::fprintf(stderr, "%s: warning: %s\n", me, to_string(d).c_str());
+  if (!report.ok()) {
+    std::fprintf(stderr, "%s: %s\n", me, to_string(report.error()).c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  Json json = evals::winrate_json(report.value());
+  std::string markdown = evals::winrate_markdown(report.value());
+  if (!opts.out.empty() && !write_report_folder(me, opts.out, opts.sources,
+                                                {{"winrate.json", json.dump()}, {"winrate.md", markdown}})) {
+    return EXIT_INPUT_ERROR;
+  }
+  print_text(stdout, opts.json ? json.dump() : markdown);
+  return EXIT_OK;
+}
+
 }  // namespace
 
 void add_evals_command(CLI::App& app, int& exit_code) {
@@ -261,6 +294,30 @@ void add_evals_command(CLI::App& app, int& exit_code) {
   evaluate->add_flag("--json", suite_opts->json, "Print the rldk.evals-suite/v1 JSON document instead of Markdown");
   evaluate->add_option("--out", suite_opts->out, "Also write DIR/eval_suite.json and eval_suite.md");
   evaluate->callback([suite_opts, &exit_code] { exit_code = run_suite(*suite_opts); });
+  auto win_opts = std::make_shared<WinRateCliOptions>();
+  CLI::App* winrate = evals->add_subcommand(
+      "winrate", "Pairwise judge results: the win rate of B over A, raw and controlled for length (the preference "
+                 "at equal length, from least squares on len(B) - len(A)), per task, with bootstrap intervals.");
+  winrate->add_option("judgements", win_opts->sources,
+                      "Tables (JSONL, CSV, Parquet) with a preference for B (1/0/0.5, b/a/tie, or a probability) and "
+                      "the lengths (length_a, length_b) or the outputs (output_a, output_b) of both sides")
+      ->required();
+  winrate->add_option("--preference-col", win_opts->columns.preference, "Preference column");
+  winrate->add_option("--length-a-col", win_opts->columns.length_a, "Length of A's answer");
+  winrate->add_option("--length-b-col", win_opts->columns.length_b, "Length of B's answer");
+  winrate->add_option("--output-a-col", win_opts->columns.output_a, "A's answer (its length is counted in words)");
+  winrate->add_option("--output-b-col", win_opts->columns.output_b, "B's answer");
+  winrate->add_option("--task-col", win_opts->columns.task, "Task column");
+  winrate->add_option("--seed", win_opts->seed, "Seed of the bootstrap")->capture_default_str();
+  winrate->add_option("--reps", win_opts->reps, "Bootstrap resamples")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 10000000));
+  winrate->add_option("--confidence", win_opts->confidence, "Confidence of the intervals")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 0.999999));
+  winrate->add_flag("--json", win_opts->json, "Print the rldk.evals-winrate/v1 JSON document instead of Markdown");
+  winrate->add_option("--out", win_opts->out, "Also write DIR/winrate.json and winrate.md");
+  winrate->callback([win_opts, &exit_code] { exit_code = run_winrate(*win_opts); });
 }
 
 }  // namespace rldk::cli

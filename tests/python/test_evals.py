@@ -447,3 +447,32 @@ def test_suites_from_python():
     assert "training_metrics" in rldk.evals.suites()
     with pytest.raises(rldk.InvalidArgumentError):
         rldk.evals.evaluate(frame, "no_such_suite")
+
+
+def test_winrate_command_from_outputs(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "docs" / "schemas" / "rldk.evals-winrate.v1.schema.json").read_text())
+    rng = np.random.default_rng(21)
+    rows, prefs, diffs = [], [], []
+    for i in range(200):
+        words_a, words_b = int(rng.integers(5, 40)), int(rng.integers(5, 80))
+        winner = ["a", "b", "tie"][int(rng.integers(0, 3))] if i % 5 else "b"
+        rows.append({"output_a": " ".join(["w"] * words_a), "output_b": " ".join(["w"] * words_b), "winner": winner})
+        prefs.append({"a": 0.0, "b": 1.0, "tie": 0.5}[winner])
+        diffs.append(words_b - words_a)
+    path = tmp_path / "judge.jsonl"
+    _write_jsonl(path, rows)
+    r = _rldk("evals", "winrate", path, "--json", "--reps", 500)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    jsonschema.validate(report, schema)
+    assert report["length_unit"] == "words"
+    (task,) = report["tasks"]
+    slope, intercept = np.polyfit(diffs, prefs, 1)
+    assert task["n"] == 200
+    assert task["win_rate"]["estimate"] == pytest.approx(np.mean(prefs), rel=1e-12)
+    assert task["length_controlled_win_rate"]["estimate"] == pytest.approx(intercept, rel=1e-9)
+    assert task["slope"]["estimate"] == pytest.approx(slope, rel=1e-9)
+    bad = tmp_path / "bad.jsonl"
+    _write_jsonl(bad, [{"winner": "a"}])
+    assert _rldk("evals", "winrate", bad).returncode == 2
