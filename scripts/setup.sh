@@ -42,11 +42,22 @@ VPY=.venv/bin/python
 
 stamp() { sha1sum "$@" 2>/dev/null | sha1sum | cut -c1-40; }
 
+# pip with its known harmless warning lines (PATTERN) left out of the console; returns pip's own status, so a
+# failed install stops the setup instead of being hidden behind the filter.
+pip_quiet() {
+  local pattern=$1 rc=0
+  shift
+  "$VPY" -m pip "$@" > .venv/pip.log 2>&1 || rc=$?
+  grep -v "$pattern" .venv/pip.log || true
+  return "$rc"
+}
+
 req_stamp=$(stamp requirements-dev.txt)
 if [[ "$(cat .venv/.requirements-stamp 2>/dev/null)" != "$req_stamp" ]]; then
   echo "setup: installing Python requirements"
   "$VPY" -m pip install -q --upgrade pip >/dev/null
-  "$VPY" -m pip install -q -r requirements-dev.txt 2>&1 | grep -v "^WARNING: Location" || true
+  pip_quiet "^WARNING: Location" install -q -r requirements-dev.txt ||
+    { echo "setup: pip could not install requirements-dev.txt (its output is above)" >&2; exit 1; }
   echo "$req_stamp" > .venv/.requirements-stamp
 fi
 
@@ -55,7 +66,8 @@ src_stamp=$(find CMakeLists.txt pyproject.toml cmake data include src python -ty
 if [[ "$(cat .venv/.rldk-stamp 2>/dev/null)" != "$src_stamp" ]] || ! .venv/bin/rldk --version >/dev/null 2>&1; then
   echo "setup: building and installing rldk (pip install .)"
   CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
-    "$VPY" -m pip install -q --no-build-isolation --no-deps . 2>&1 | grep -v "^WARNING: Running pip as" || true
+    pip_quiet "^WARNING: Running pip as" install -q --no-build-isolation --no-deps . ||
+    { echo "setup: building and installing rldk failed (its output is above)" >&2; exit 1; }
   .venv/bin/rldk --version >/dev/null || { echo "setup: rldk did not install" >&2; exit 1; }
   echo "$src_stamp" > .venv/.rldk-stamp
 fi
