@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "rldk/reward_health.h"
+#include "samples/cell_sink.h"
 
 namespace rldk {
 namespace fs = std::filesystem;
@@ -16,25 +17,6 @@ namespace {
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-bool sample_file(const fs::path& p) {
-  std::string name = p.filename().string();
-  for (std::string_view ext : {".parquet", ".jsonl", ".jsonl.gz", ".jsonl.zst", ".csv", ".tsv"}) {
-    if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) return true;
-  }
-  return false;
-}
-
-// The step a file's name carries (completions_00005.parquet, 12.jsonl); files without one sort last, by name.
-std::pair<int64_t, std::string> order_of(const fs::path& p) {
-  std::string name = p.filename().string();
-  size_t end = name.find_last_of("0123456789");
-  if (end == std::string::npos) return {INT64_MAX, name};
-  size_t begin = end;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
-  if (end - begin >= 18) return {INT64_MAX, name};
-  return {std::stoll(name.substr(begin, end - begin + 1)), name};
 }
 
 }  // namespace
@@ -57,7 +39,7 @@ std::vector<RolloutMetric> RolloutFollower::scan(bool settled_only, Diagnostics&
   std::vector<std::pair<std::pair<int64_t, std::string>, std::string>> ready;
   double now = now_seconds();
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file(ec) || !sample_file(entry.path())) continue;
+    if (!entry.is_regular_file(ec) || !samples::sample_file_name(entry.path())) continue;
     std::string file = entry.path().string();
     if (done_.contains(file)) continue;
     uintmax_t size = entry.file_size(ec);
@@ -65,7 +47,9 @@ std::vector<RolloutMetric> RolloutFollower::scan(bool settled_only, Diagnostics&
     auto [it, added] = pending_.try_emplace(file, Seen{size, mtime, now});
     if (!added && (it->second.size != size || it->second.mtime_ns != mtime)) it->second = Seen{size, mtime, now};
     if (settled_only && (added || now - it->second.stable_since < options_.settle_seconds)) continue;
-    ready.push_back({order_of(entry.path()), file});
+    // Step order; files without a step in their name last, by name.
+    std::string name = entry.path().filename().string();
+    ready.push_back({{samples::step_from_file_name(name).value_or(INT64_MAX), name}, file});
   }
   // A folder that does not exist yet is not an error: the trainer creates it at its first logging step.
   std::sort(ready.begin(), ready.end());

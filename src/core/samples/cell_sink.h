@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -52,6 +53,10 @@ inline bool column_named(std::string_view name, std::initializer_list<std::strin
 // completions/ folder), each sniffed by content, into `sink`. One damaged file of a folder is reported in
 // `diagnostics` and skipped; an error when nothing could be read.
 Status read_table(const std::string& path, CellSink& sink, Diagnostics& diagnostics);
+
+// Whether a folder entry is a sample file rldk reads (Parquet, JSONL/JSON, CSV/TSV, compressed too; not W&B's
+// own wandb-*.json files).
+bool sample_file_name(const std::filesystem::path& p);
 
 // The step a sample file's name carries: the last run of digits in completions_00005.parquet or 12.jsonl.
 std::optional<int64_t> step_from_file_name(std::string_view path);

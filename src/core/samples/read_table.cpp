@@ -38,11 +38,6 @@ bool json_name(const std::string& name) {
   return ends_with_any(name, {".jsonl", ".jsonl.gz", ".jsonl.zst", ".json", ".json.gz", ".json.zst"});
 }
 
-bool sample_file_name(const fs::path& p) {
-  std::string name = p.filename().string();
-  if (name.rfind("wandb-", 0) == 0) return false;  // W&B's own files (wandb-summary.json, wandb-metadata.json)
-  return ends_with_any(name, {".parquet"}) || json_name(name) || csv_name(name);
-}
 
 // The step that orders a folder's files: W&B names a table <key>_<step>_<hash>.table.json, where the hash has
 // digits too.
@@ -149,6 +144,12 @@ Status read_one(const std::string& file, CellSink& sink, Diagnostics& diagnostic
 }
 
 }  // namespace
+
+bool sample_file_name(const fs::path& p) {
+  std::string name = p.filename().string();
+  if (name.rfind("wandb-", 0) == 0) return false;  // W&B's own files (wandb-summary.json, wandb-metadata.json)
+  return ends_with_any(name, {".parquet"}) || json_name(name) || csv_name(name);
+}
 
 std::optional<int64_t> step_from_file_name(std::string_view path) {
   size_t slash = path.find_last_of('/');
