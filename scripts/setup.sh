@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything rldk needs to build and test, then rldk itself, into .venv/. Idempotent: a second run with
 # nothing changed only checks (a few seconds).
-#   1. Debian packages: compiler, CMake, Ninja and the C++ libraries (zlib, zstd, yaml-cpp, CLI11, GoogleTest),
+#   1. Debian packages: compiler, CMake, Ninja and the C++ libraries (zlib, zstd, yaml-cpp, CLI11, GoogleTest, xxHash, simdjson),
 #      clang for the libFuzzer targets, headless Chromium (and a font) to look at the HTML cards in the tests.
 #   2. A Python virtual environment .venv/ with the build and test requirements (requirements-dev.txt).
 #   3. `pip install .`: the Python package rldk and the native `rldk` command, rebuilt only when sources changed.
@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(g++ cmake ninja-build pkg-config zlib1g-dev libzstd-dev zstd libyaml-cpp-dev libcli11-dev libgtest-dev
-              libcurl4-openssl-dev libsqlite3-dev
+              libcurl4-openssl-dev libsqlite3-dev libxxhash-dev libsimdjson-dev
               clang-14 libclang-rt-14-dev python3-venv
               chromium fonts-dejavu-core)
 
