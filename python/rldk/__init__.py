@@ -19,7 +19,7 @@ from .errors import (InvalidArgumentError, MetricNotFoundError, RldkError, Sourc
 from .event_writer import EventWriter
 from .monitor import Monitor
 from .run import Run, Segment, Series, read_run, read_runs
-from . import evals, reward, seed
+from . import evals, reward, seed, tracking  # tracking imports torch/pandas/datasets only when used
 from .seed import rng_fingerprint, seed_context, set_global_seed
 
 __version__ = _core.__version__
@@ -42,5 +42,5 @@ __all__ = [
     "EventWriter", "InvalidArgumentError", "MetricNotFoundError", "Monitor", "RldkError", "Run", "Segment", "Series",
     "SourceNotFoundError", "SourceUnreadableError", "UnrecognizedFormatError", "WriteError", "canonical_name",
     "metric_info", "metric_names", "read_run", "read_runs", "rng_fingerprint", "seed", "seed_context",
-    "set_global_seed",
+    "set_global_seed", "tracking",
 ]

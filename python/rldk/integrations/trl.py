@@ -9,6 +9,10 @@ canonical metric names, to <out_dir>/metrics.jsonl. When a rule's actions includ
 ``control.should_training_stop`` (the Trainer loop ends after the current step). A trainer whose loop never reads
 that flag (TRL's experimental PPOTrainer, custom loops) is stopped by raising ``TrainingStopped`` at its next step;
 see ``raise_on_stop``. The report is written at the end of training and before any TrainingStopped is raised.
+
+With ``tracker=ExperimentTracker(...)`` (rldk.tracking) the callback also writes the run's manifest to
+<output_dir>/rldk_manifest.json: it starts the tracker at on_train_begin (unless already started), records the
+trainer's arguments as config and the model (and tokenizer) fingerprints, and finishes it at on_train_end.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ class RLDKCallback(TrainerCallback):
                  rules_yaml: Union[str, Sequence[str], None] = None, set_rule: Optional[Sequence[str]] = None,
                  out_dir: Optional[str] = None, run_id: Optional[str] = None, write_events: bool = True,
                  stop_training: bool = True, save_on_stop: bool = False, raise_on_stop: str = "auto",
-                 fail_on: str = "stop", allow_shell: bool = False, print_alerts: bool = True):
+                 fail_on: str = "stop", allow_shell: bool = False, print_alerts: bool = True, tracker=None):
         """
         preset        built-in preset name(s) (``rldk rules list``); "auto" picks one from the trainer's config class
                       (GRPO/RLOO: grpo_safe, PPO: ppo_safe, DPO/KTO: dpo_basic, anything else: grpo_safe); None
@@ -59,6 +63,9 @@ class RLDKCallback(TrainerCallback):
                       the flag.
         fail_on       the level that makes report.json's summary.exit_code 1 (never, warn, stop), as --fail-on.
         print_alerts  log each alert on the "rldk" logger (warning level), on the main process.
+        tracker       an rldk.tracking.ExperimentTracker: its manifest goes to <args.output_dir>/rldk_manifest.json
+                      with the trainer's arguments as config, the model (and tokenizer) fingerprinted at the start of
+                      training; finished at on_train_end, or marked failed when rldk stops training by raising.
         """
         if raise_on_stop not in RAISE_MODES:
             raise ValueError("raise_on_stop is %r; expected one of %s" % (raise_on_stop, ", ".join(RAISE_MODES)))
@@ -79,6 +86,7 @@ class RLDKCallback(TrainerCallback):
         self.print_alerts = print_alerts
         self.session: Optional[MonitorSession] = None
         self.stop_requested_at: Optional[int] = None  # global_step at which should_training_stop was set
+        self.tracker = tracker
 
     # ------------------------------------------------------------------ what a user reads after training
     @property
@@ -103,6 +111,8 @@ class RLDKCallback(TrainerCallback):
             self.session = self._open_session(args, state)
         else:
             self.session.reopen_events()
+        if self.tracker is not None and state.is_world_process_zero and not self.tracker.finished:
+            self._start_tracker(args, kwargs)
         return control
 
     def on_step_begin(self, args, state, control, **kwargs):
@@ -132,6 +142,8 @@ class RLDKCallback(TrainerCallback):
             self.session.finish()
             if state.is_world_process_zero and self.print_alerts and self.session.report_path:
                 log.info("rldk: %d alert(s); report in %s", len(self.session.alerts), self.session.report_path)
+        if self.tracker is not None and state.is_world_process_zero and self.tracker.started:
+            self.tracker.finish_experiment()
         return control
 
     # ------------------------------------------------------------------ helpers
@@ -148,6 +160,23 @@ class RLDKCallback(TrainerCallback):
                               fail_on=self.fail_on, allow_shell=self.allow_shell,
                               on_alert=self._print_alert if main and self.print_alerts else None)
 
+    def _start_tracker(self, args, kwargs) -> None:
+        tracker = self.tracker
+        tracker.use_manifest_path(os.path.join(getattr(args, "output_dir", None) or ".", "rldk_manifest.json"))
+        tracker.start_experiment()
+        to_dict = getattr(args, "to_dict", None)
+        trainer_args = to_dict() if callable(to_dict) else dict(vars(args))  # to_dict() redacts hub tokens
+        # Hyperparameters the script set itself take precedence over the trainer's arguments of the same name.
+        tracker.set_config({**trainer_args, **tracker.hyperparameters})
+        tracker.add_metadata("trainer_args_class", type(args).__name__)
+        model = kwargs.get("model")
+        if model is not None and "model" not in tracker.models:  # the script may have tracked it already
+            tracker.track_model(model, "model")
+        tokenizer = kwargs.get("processing_class") or kwargs.get("tokenizer")
+        if tokenizer is not None and "tokenizer" not in tracker.tokenizers and (
+                hasattr(tokenizer, "backend_tokenizer") or hasattr(tokenizer, "get_vocab")):
+            tracker.track_tokenizer(tokenizer, "tokenizer")
+
     @staticmethod
     def _print_alert(alert: dict) -> None:
         log.warning("rldk: %s%s", "STOP " if alert["stop"] else "", describe_alert(alert))
@@ -161,6 +190,9 @@ class RLDKCallback(TrainerCallback):
 
     def _raise(self, alert: dict, step: int, why: str) -> None:
         report_path = self.session.finish()
+        if self.tracker is not None and self.tracker.started and not self.tracker.finished:
+            self.tracker.add_metadata("error", "TrainingStopped: %s at step %d" % (describe_alert(alert), step))
+            self.tracker.finish_experiment(status="failed")
         where = "; report: %s" % report_path if report_path else ""
         raise TrainingStopped("rldk stopped training: %s; %s%s" % (describe_alert(alert), why, where),
                               alert=alert, step=int(alert["step"]), report_path=report_path,

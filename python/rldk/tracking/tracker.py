@@ -241,6 +241,23 @@ class ExperimentTracker:
 
     set_hyperparameters = set_config
 
+    @property
+    def hyperparameters(self):
+        """The config recorded so far (a copy)."""
+        return dict(self._config)
+
+    @property
+    def datasets(self):
+        return dict(self._datasets)
+
+    @property
+    def models(self):
+        return dict(self._models)
+
+    @property
+    def tokenizers(self):
+        return dict(self._tokenizers)
+
     def use_manifest_path(self, path):
         """Write the manifest to `path` from now on (RLDKCallback points it into the trainer's output_dir). A
         "running" manifest already written elsewhere by this tracker is moved there."""
