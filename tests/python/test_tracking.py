@@ -179,6 +179,18 @@ def test_disabled_sections_are_omitted_and_tracking_calls_do_nothing(tmp_path):
         assert section not in m
 
 
+def test_a_started_tracker_moves_its_manifest_when_pointed_elsewhere(tmp_path):
+    cfg = TrackingConfig(experiment_name="moved", output_dir=tmp_path / "runs", enable_git_tracking=False,
+                         enable_environment_tracking=False)
+    tracker = ExperimentTracker(cfg)
+    first = tracker.start_experiment()
+    assert os.path.isfile(first)
+    tracker.use_manifest_path(tmp_path / "out")  # a folder: rldk_manifest.json inside it
+    assert not os.path.exists(first) and not (tmp_path / "runs" / "moved").exists()
+    assert read(tmp_path / "out" / "rldk_manifest.json")["status"] == "running"
+    assert tracker.finish_experiment() == str(tmp_path / "out" / "rldk_manifest.json")
+
+
 # ------------------------------------------------------------------------------------------------ seed API
 def test_old_readme_options_warn_once_and_typos_raise():
     tracking_config._warned.clear()

@@ -61,6 +61,8 @@ def torch_state():
         import torch
     except ImportError:
         return None
+    except Exception as e:  # noqa: BLE001 - installed but broken (a CUDA library mismatch): say so, carry on
+        return {"import_error": "%s: %s" % (type(e).__name__, e)}
     state = {
         "version": torch.__version__,
         "cuda": torch.version.cuda,

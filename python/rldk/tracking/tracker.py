@@ -259,16 +259,20 @@ class ExperimentTracker:
         return dict(self._tokenizers)
 
     def use_manifest_path(self, path):
-        """Write the manifest to `path` from now on (RLDKCallback points it into the trainer's output_dir). A
-        "running" manifest already written elsewhere by this tracker is moved there."""
+        """Write the manifest to `path` from now on (RLDKCallback points it into the trainer's output_dir): a .json
+        file, or a folder to hold rldk_manifest.json. A "running" manifest this tracker already wrote is moved."""
         path = os.path.abspath(os.fspath(path))
-        if os.path.isdir(path):
+        if os.path.isdir(path) or not path.endswith(".json"):  # a folder (existing or to be made)
             path = os.path.join(path, MANIFEST_NAME)
         old, self.manifest_path = self._written_path, path
         if old and old != path and os.path.exists(old):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             os.replace(old, path)
             self._written_path = path
+            try:
+                os.rmdir(os.path.dirname(old))  # the run folder start_experiment made, if nothing else is in it
+            except OSError:
+                pass
         return path
 
     # ------------------------------------------------------------------------------------------------ output
