@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rldk {
@@ -58,5 +59,20 @@ struct LineChart {
 // The chart as an <svg> element (no XML prolog), safe to embed in HTML. Text is escaped. A chart with no finite
 // point renders a framed "no data" box rather than failing.
 std::string render_svg(const LineChart& chart);
+
+// A small directed graph drawn left to right in layers (a node sits one layer right of its furthest predecessor):
+// data lineage (datasets and the transforms between them). Labels are escaped; a cycle is drawn, not followed.
+struct GraphNode {
+  std::string label;
+  std::string caption;  // second, muted line (size, short hash)
+  bool box = true;      // false: a rounded "process" node
+  ChartTone tone = ChartTone::Neutral;
+};
+struct GraphChart {
+  std::string title;
+  std::vector<GraphNode> nodes;
+  std::vector<std::pair<size_t, size_t>> edges;  // indices into nodes
+};
+std::string render_svg(const GraphChart& chart);
 
 }  // namespace rldk

@@ -41,6 +41,7 @@ class HtmlPage {
   void callout(std::string_view title, std::string_view body, const std::vector<std::string>& bullets,
                ChartTone tone);
   void chart(const LineChart& chart);
+  void graph(const GraphChart& graph);
   // Preformatted text (commands, stderr excerpts).
   void code(std::string_view text);
 

@@ -31,6 +31,7 @@
 #include "rldk/reward_health.h"
 #include "rldk/samples.h"
 #include "rldk/version.h"
+#include "binding_support.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -121,6 +122,12 @@ const char* code_name(rldk::ErrorCode code) {
 [[noreturn]] void invalid_argument(const std::string& message) {
   raise(rldk::Error{rldk::ErrorCode::invalid_argument, message, ""});
 }
+
+}  // namespace
+
+void rldk_py::raise(const rldk::Error& error) { ::raise(error); }
+
+namespace {
 
 // rldk.errors.<name>(message), raised; for the classes that have no error code (MetricNotFoundError).
 [[noreturn]] void raise_class(const char* name, const std::string& message) {
@@ -368,6 +375,8 @@ NB_MODULE(_core, m) {
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
     }
   });
+
+  rldk_py::bind_provenance(m);
 
   m.def("as_step", [](nb::handle value, const std::string& arg) { return to_step(value, arg.c_str()); },
         "value"_a.none(), "arg"_a = "step", "The step as an int64, or InvalidArgumentError naming arg and the value.");

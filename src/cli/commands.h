@@ -31,5 +31,8 @@ void add_check_determinism_command(CLI::App& app, int& exit_code);
 void add_replay_command(CLI::App& app, int& exit_code);
 void add_reward_command(CLI::App& app, int& exit_code);
 void add_evals_command(CLI::App& app, int& exit_code);
+void add_ckpt_command(CLI::App& app, int& exit_code);
+void add_track_command(CLI::App& app, int& exit_code);
+void add_lineage_command(CLI::App& app, int& exit_code);
 
 }  // namespace rldk::cli

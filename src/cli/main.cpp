@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
   rldk::cli::add_replay_command(app, exit_code);
   rldk::cli::add_reward_command(app, exit_code);
   rldk::cli::add_evals_command(app, exit_code);
+  rldk::cli::add_ckpt_command(app, exit_code);
+  rldk::cli::add_track_command(app, exit_code);
+  rldk::cli::add_lineage_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
