@@ -1,6 +1,8 @@
-// rldk forensics log-scan RUN (same as `rldk scan`) and rldk forensics kl-drift RUN: a focused KL analysis.
+// rldk forensics log-scan RUN (same as `rldk scan`), rldk forensics kl-drift RUN: a focused KL analysis, and
+// rldk forensics diff-ckpt A B (same as `rldk ckpt diff`).
 #include <cstdio>
 
+#include "ckpt_command.h"
 #include "commands.h"
 #include "report_output.h"
 #include "rldk/doctor.h"
@@ -47,7 +49,8 @@ int run_kl_drift(const KlDriftOptions& opts) {
 }  // namespace
 
 void add_forensics_command(CLI::App& app, int& exit_code) {
-  CLI::App* forensics = app.add_subcommand("forensics", "Focused post-mortem analyses of a run (log-scan, kl-drift).");
+  CLI::App* forensics =
+      app.add_subcommand("forensics", "Focused post-mortem analyses of a run (log-scan, kl-drift, diff-ckpt).");
   forensics->require_subcommand(1);
 
   auto scan_opts = std::make_shared<ScanCommandOptions>();
@@ -67,6 +70,11 @@ void add_forensics_command(CLI::App& app, int& exit_code) {
       ->check(FinitePositive());
   kl->add_flag("--fail-on-drift", opts->fail_on_drift, "Exit 1 when a KL drift or level shift is found");
   kl->callback([opts, &exit_code] { exit_code = run_kl_drift(*opts); });
+
+  auto ckpt_opts = std::make_shared<CkptDiffCliOptions>();
+  CLI::App* diff_ckpt = forensics->add_subcommand("diff-ckpt", "Same as `rldk ckpt diff`: compare two checkpoints.");
+  add_ckpt_diff_options(diff_ckpt, ckpt_opts);
+  diff_ckpt->callback([ckpt_opts, &exit_code] { exit_code = run_ckpt_diff(*ckpt_opts, "rldk forensics diff-ckpt"); });
 }
 
 }  // namespace rldk::cli
