@@ -93,7 +93,7 @@ def _fingerprint_paths(paths, threads):
     root = os.path.commonpath(paths)
     if os.path.isfile(root):
         root = os.path.dirname(root)
-    tree = prov.hash_tree(paths, root)
+    tree = prov.hash_tree(paths, root, threads)
     files = [{"path": f["path"], "bytes": int(f["bytes"]), "hash": f["hash"]} for f in tree["files"]]
     return {"kind": "files", "hash": tree["root"], "bytes": int(tree["bytes"]), "rows": None, "files": files,
             "root": root}
