@@ -328,6 +328,12 @@ class DiffBench:
         assert proc.returncode == 0, proc.stderr[-3000:]
         return out
 
+    def changed_leaves(self, b):
+        """The manifest's own answer, before the command's: every leaf that differs from the baseline, except the
+        fields that are different in every run (ids, times)."""
+        a, c = flatten(read(self.baseline)), flatten(read(b))
+        return sorted(k for k in set(a) | set(c) if a.get(k) != c.get(k) and not k.startswith(PER_RUN_FIELDS))
+
     def diff(self, b):
         proc = subprocess.run([rldk_binary(), "track", "diff", str(self.baseline), str(b), "--json"],
                               capture_output=True, text=True, timeout=300)
@@ -336,6 +342,22 @@ class DiffBench:
         assert report["schema"] == "rldk.track-diff/v1"
         assert report["identical"] == (proc.returncode == 0) == (report["changes"] == [])
         return report["changes"]
+
+
+PER_RUN_FIELDS = ("/experiment_id", "/started_at", "/finished_at", "/timings")
+
+
+def flatten(value, path="", out=None):
+    out = {} if out is None else out
+    if isinstance(value, dict):
+        for k, v in value.items():
+            flatten(v, "%s/%s" % (path, k), out)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            flatten(v, "%s[%d]" % (path, i), out)
+    else:
+        out[path] = value
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -356,9 +378,9 @@ def value(text):
 
 
 def test_rebuilding_the_same_run_is_identical(bench):
-    assert bench.diff(bench.build("same")) == []
-    a, b = read(bench.baseline), read(bench.root / "manifests" / "same" / "rldk_manifest.json")
-    assert a["datasets"] == b["datasets"] and a["models"] == b["models"] and a["environment"] == b["environment"]
+    same = bench.build("same")
+    assert bench.changed_leaves(same) == []
+    assert bench.diff(same) == []
 
 
 def test_one_byte_in_the_middle_of_a_100mb_dataset_is_the_only_change(bench):
@@ -369,11 +391,13 @@ def test_one_byte_in_the_middle_of_a_100mb_dataset_is_the_only_change(bench):
         f.seek(middle)
         f.write(bytes([byte[0] ^ 0x01]))
     try:
-        changes = bench.diff(bench.build("byte"))
+        b = bench.build("byte")
     finally:
         with open(bench.data, "r+b") as f:
             f.seek(middle)
             f.write(byte)
+    assert bench.changed_leaves(b) == ["/datasets/train/files[0]/hash", "/datasets/train/hash"]
+    changes = bench.diff(b)
     assert [(c["section"], c["key"]) for c in changes] == [("datasets", "train")], changes
     assert any(str(bench.data) in line or "train.bin" in line for line in changes[0]["detail"]), changes
 
@@ -383,10 +407,12 @@ def test_one_line_of_uncommitted_code_is_the_only_change(bench):
     original = source.read_text()
     source.write_text(original.replace("LAYER_25 = 25\n", "LAYER_25 = 26\n"))
     try:
-        changes = bench.diff(bench.build("code"))
-        manifest = read(bench.root / "manifests" / "code" / "rldk_manifest.json")
+        b = bench.build("code")
     finally:
         source.write_text(original)
+    manifest = read(b)
+    assert bench.changed_leaves(b) == ["/git/dirty", "/git/patch", "/git/patch_hash"]
+    changes = bench.diff(b)
     assert {c["section"] for c in changes} == {"git"}, changes
     assert "patch" in {c["key"] for c in changes}
     patch_lines = [line for c in changes if c["key"] == "patch" for line in c["detail"]]
@@ -397,9 +423,12 @@ def test_one_line_of_uncommitted_code_is_the_only_change(bench):
 def test_one_package_version_is_the_only_change(bench):
     write_probe(bench.site, "1.1")
     try:
-        changes = bench.diff(bench.build("package"))
+        b = bench.build("package")
     finally:
         write_probe(bench.site, "1.0")
+    assert bench.changed_leaves(b) == ["/environment/packages/%s" % PROBE]
+    assert read(bench.baseline)["environment"]["packages"][PROBE] == "1.0"
+    changes = bench.diff(b)
     assert [(c["section"], c["key"]) for c in changes] == [("packages", PROBE)], changes
     assert value(changes[0]["a"]) == "1.0" and value(changes[0]["b"]) == "1.1"
 
