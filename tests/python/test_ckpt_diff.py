@@ -37,10 +37,20 @@ def run(*args, check_code=None):
     return proc
 
 
+SCHEMA = pathlib.Path(__file__).resolve().parents[2] / "docs" / "schemas" / "rldk.ckpt-diff.v1.schema.json"
+
+
+def validate(doc):
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text())).validate(doc)
+
+
 def diff_json(a, b, *extra):
     proc = run("ckpt", "diff", a, b, "--json", *extra)
     assert proc.returncode in (0, 1), proc.stderr
-    return json.loads(proc.stdout)
+    doc = json.loads(proc.stdout)
+    validate(doc)
+    return doc
 
 
 def torch_stats(a, b):
@@ -250,6 +260,7 @@ def test_series_against_first_sorted_by_step(tmp_path):
         safetensors_torch.save_file(states[step], d / "model.safetensors")
     (tmp_path / "run" / "checkpoint-x").mkdir()  # not a step: ignored
     doc = json.loads(run("ckpt", "diff", "--series", tmp_path / "run", "--json", check_code=0).stdout)
+    validate(doc)
     assert [c["step"] for c in doc["checkpoints"]] == [2, 5, 10]
     assert [p["step"] for p in doc["points"]] == [5, 10]
     for p in doc["points"]:

@@ -78,7 +78,7 @@ class Parser {
       if (pos_ >= s_.size() || s_[pos_] != ':') return fail("expected ':'");
       ++pos_;
       skip_ws();
-      out.members.emplace_back(std::move(key), JsonNode{});
+      out.members.push_back(JsonMember{std::move(key), JsonNode{}});
       if (!value(out.members.back().second, depth + 1)) return false;
       skip_ws();
       if (pos_ < s_.size() && s_[pos_] == ',') {

@@ -13,6 +13,8 @@
 
 namespace rldk::ckpt {
 
+struct JsonMember;
+
 struct JsonNode {
   enum class Kind : uint8_t { null, boolean, number, string, array, object } kind = Kind::null;
   bool boolean = false;
@@ -20,9 +22,16 @@ struct JsonNode {
   uint64_t uint = 0;
   std::string text;        // string value, or the number as written
   std::vector<JsonNode> items;                          // array
-  std::vector<std::pair<std::string, JsonNode>> members;  // object, in file order
+  std::vector<JsonMember> members;  // object, in file order
 
   const JsonNode* find(std::string_view key) const;
+};
+
+// An object member. Not std::pair: a pair of an incomplete type inside its own definition is rejected by some
+// standard libraries' checks.
+struct JsonMember {
+  std::string first;
+  JsonNode second;
 };
 
 // Parses `text` as exactly one JSON value (surrounding whitespace allowed). On failure returns false and sets
