@@ -40,7 +40,7 @@ void append_canonical(std::string& out, simdjson::dom::element value) {
   switch (value.type()) {
     case Type::OBJECT: {
       std::vector<std::pair<std::string_view, simdjson::dom::element>> fields;
-      for (auto field : value.get_object().value_unsafe()) fields.emplace_back(field.key, field.value);
+      for (auto field : object_of(value)) fields.emplace_back(field.key, field.value);
       std::sort(fields.begin(), fields.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
       out += '{';
       for (size_t i = 0; i < fields.size(); ++i) {
@@ -55,7 +55,7 @@ void append_canonical(std::string& out, simdjson::dom::element value) {
     case Type::ARRAY: {
       out += '[';
       bool first = true;
-      for (auto item : value.get_array().value_unsafe()) {
+      for (auto item : array_of(value)) {
         if (!first) out += ',';
         first = false;
         append_canonical(out, item);

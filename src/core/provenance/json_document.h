@@ -2,19 +2,7 @@
 // read whole, with every access checked so a hand-edited or truncated manifest is an error with its path, not a crash.
 #pragma once
 
-// GCC 12 reports -Wdangling-pointer / -Wmaybe-uninitialized inside simdjson's DOM accessors once they are inlined
-// into chained lookups (doc["a"].get_array()); the element and array values are references into the parser's tape,
-// which outlives them, so these are false positives of the header, silenced here and nowhere else.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
 #include <simdjson.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #include <string>
 #include <string_view>
@@ -30,6 +18,19 @@ struct JsonDocument {
 
 // Parses `path`; the root must be an object.
 Status load_json_document(const std::string& path, JsonDocument& doc);
+
+// The object or array of an element already checked with is_object()/is_array(), held by value: a range-for over
+// `e.get_object().value_unsafe()` would iterate a reference into a temporary that is gone before the loop runs.
+inline simdjson::dom::object object_of(simdjson::dom::element e) {
+  simdjson::dom::object o;
+  if (e.get_object().get(o) != simdjson::SUCCESS) return {};  // callers check the type first
+  return o;
+}
+inline simdjson::dom::array array_of(simdjson::dom::element e) {
+  simdjson::dom::array a;
+  if (e.get_array().get(a) != simdjson::SUCCESS) return {};
+  return a;
+}
 
 // Typed lookups that answer a default when the key is absent or of another type.
 std::string string_field(simdjson::dom::element object, std::string_view key, std::string fallback = {});

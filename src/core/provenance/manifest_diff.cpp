@@ -47,7 +47,7 @@ std::string key_of(simdjson::dom::element item) {
 void flatten(simdjson::dom::element value, const std::string& path, Leaves& out) {
   if (value.is_object()) {
     bool any = false;
-    for (auto [k, v] : value.get_object().value_unsafe()) {
+    for (auto [k, v] : object_of(value)) {
       flatten(v, path.empty() ? std::string(k) : path + "/" + std::string(k), out);
       any = true;
     }
@@ -55,7 +55,7 @@ void flatten(simdjson::dom::element value, const std::string& path, Leaves& out)
     return;
   }
   if (value.is_array()) {
-    auto items = value.get_array().value_unsafe();
+    auto items = array_of(value);
     bool keyed = items.size() > 0, strings = items.size() > 0;
     for (auto item : items) {
       keyed = keyed && !key_of(item).empty();
@@ -64,7 +64,7 @@ void flatten(simdjson::dom::element value, const std::string& path, Leaves& out)
     if (keyed) {
       for (auto item : items) {
         std::string key = key_of(item);
-        for (auto [k, v] : item.get_object().value_unsafe()) {
+        for (auto [k, v] : object_of(item)) {
           if (k == "path" || k == "name") continue;
           flatten(v, path + "[" + key + "]/" + std::string(k), out);
         }
@@ -188,11 +188,11 @@ Status load_manifest(const std::string& path, Manifest& m) {
 // their own (the two most common culprits), the rest of environment is "environment".
 std::map<std::string, Leaves> sections_of(simdjson::dom::element root) {
   std::map<std::string, Leaves> out;
-  for (auto [key, value] : root.get_object().value_unsafe()) {
+  for (auto [key, value] : object_of(root)) {
     std::string k(key);
     if (NOT_COMPARED.count(k) != 0) continue;
     if (k == "environment" && value.is_object()) {
-      for (auto [ek, ev] : value.get_object().value_unsafe()) {
+      for (auto [ek, ev] : object_of(value)) {
         std::string e(ek);
         if (e == "packages" || e == "env_vars") {
           flatten(ev, "", out[e]);
@@ -208,9 +208,9 @@ std::map<std::string, Leaves> sections_of(simdjson::dom::element root) {
 }
 
 // The name of an entity's summary hash: what a/b show for a changed dataset or model.
-std::string entity_summary(const Leaves& leaves, const std::string& name) {
-  for (const char* field : {"/hash", "/weights_hash", "/root"}) {
-    auto it = leaves.find(name + field);
+std::string entity_summary(const Leaves& leaves) {
+  for (const char* field : {"hash", "weights_hash", "root"}) {
+    auto it = leaves.find(field);
     if (it != leaves.end()) return it->second;
   }
   return "{}";
@@ -219,14 +219,24 @@ std::string entity_summary(const Leaves& leaves, const std::string& name) {
 void diff_entities(const std::string& section, const Leaves& a, const Leaves& b, std::vector<ManifestChange>& out) {
   // Group leaves by entity name (the first path component).
   std::map<std::string, std::pair<Leaves, Leaves>> by_name;
-  auto name_of = [](const std::string& path) { return path.substr(0, path.find('/')); };
-  for (const auto& [k, v] : a) by_name[name_of(k)].first[k] = v;
-  for (const auto& [k, v] : b) by_name[name_of(k)].second[k] = v;
+  // Leaves are keyed inside their entity ("files[x]/hash", not "train/files[x]/hash"): the detail lines read so.
+  auto split = [](const std::string& path) {
+    size_t slash = path.find('/');
+    return slash == std::string::npos ? std::pair{path, std::string()}
+                                      : std::pair{path.substr(0, slash), path.substr(slash + 1)};
+  };
+  for (const auto& [k, v] : a) {
+    auto [name, rest] = split(k);
+    by_name[name].first[rest] = v;
+  }
+  for (const auto& [k, v] : b) {
+    auto [name, rest] = split(k);
+    by_name[name].second[rest] = v;
+  }
   for (const auto& [name, sides] : by_name) {
     const auto& [la, lb] = sides;
     if (la == lb) continue;
-    ManifestChange c{section, name, la.empty() ? "" : entity_summary(la, name),
-                     lb.empty() ? "" : entity_summary(lb, name), {}};
+    ManifestChange c{section, name, la.empty() ? "" : entity_summary(la), lb.empty() ? "" : entity_summary(lb), {}};
     if (!la.empty() && !lb.empty()) c.detail = limit(collapse_keyed(leaf_differences(la, lb)));
     out.push_back(std::move(c));
   }
