@@ -85,9 +85,12 @@ def _fingerprint_paths(paths, threads):
     if missing:
         raise FileNotFoundError("track_dataset: no such file or folder: %s" % missing[0])
     if len(paths) == 1 and os.path.isfile(paths[0]):
+        # File paths are stored relative to "root" (here the file's folder), so the same data read from another
+        # checkout or machine differs in "root" alone.
         (entry,) = prov.hash_files(paths, threads)
         return {"kind": "files", "hash": entry["hash"], "bytes": int(entry["bytes"]), "rows": None,
-                "files": [{"path": entry["path"], "bytes": int(entry["bytes"]), "hash": entry["hash"]}]}
+                "files": [{"path": os.path.basename(paths[0]), "bytes": int(entry["bytes"]), "hash": entry["hash"]}],
+                "root": os.path.dirname(paths[0])}
     # Folders and several paths: a Merkle root over (relative path, size, hash) of every file, so a renamed or moved
     # file changes the hash as a changed byte does. Paths are relative to the common parent.
     root = os.path.commonpath(paths)
@@ -124,15 +127,18 @@ def _fingerprint_hf_dataset(ds, threads):
     features = ds.features.to_dict() if ds.features is not None else None
     paths = _hf_cache_paths(ds)
     if paths is not None:
-        entries = _provenance().hash_files([os.path.abspath(p) for p in paths], threads)
+        paths = [os.path.abspath(p) for p in paths]
+        entries = _provenance().hash_files(paths, threads)
+        root = os.path.commonpath([os.path.dirname(p) for p in paths])
         h = _Hasher()
         h.text("hf_dataset/files")
         h.json(features)
         for e in entries:
             h.text(e["hash"])
         return {"kind": "hf_dataset", "hash": h.digest(), "bytes": sum(int(e["bytes"]) for e in entries),
-                "rows": ds.num_rows, "files": [{"path": e["path"], "bytes": int(e["bytes"]), "hash": e["hash"]}
-                                               for e in entries]}
+                "rows": ds.num_rows, "root": root,
+                "files": [{"path": os.path.relpath(p, root).replace(os.sep, "/"), "bytes": int(e["bytes"]),
+                           "hash": e["hash"]} for p, e in zip(paths, entries)]}
     # In memory (or a view of cache files): the Arrow table's buffers column by column, and the indices mapping
     # that select/shuffle/train_test_split put over it.
     table = ds.data.table if hasattr(ds.data, "table") else ds.data
