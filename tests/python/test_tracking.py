@@ -566,7 +566,7 @@ def test_hf_dataset_hash_in_memory_and_from_arrow_cache_files(tmp_path):
     tracker = ExperimentTracker(TrackingConfig(experiment_name="dd", output_dir=tmp_path / "runs",
                                                enable_git_tracking=False, enable_environment_tracking=False))
     tracker.track_dataset(split, "prompts")
-    assert sorted(tracker.datasets) == ["prompts/test", "prompts/train"]
+    assert sorted(tracker.datasets) == ["prompts:test", "prompts:train"]
     with pytest.raises(TypeError, match="streaming"):
         fingerprint_dataset(ds.to_iterable_dataset())
 

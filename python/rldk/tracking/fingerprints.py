@@ -226,10 +226,11 @@ def _fingerprint_numpy(obj):
 
 
 def _hash_pandas_values(h, values):
-    """One pandas column (a Series; the index as a Series too): dtype text, then its values. Numeric, bool and datetime columns through their
-    NumPy buffer (plus the missing-value mask for nullable dtypes); strings and objects as Arrow large_string
-    (offsets give each value's length, so boundaries are unambiguous; nulls in the validity bitmap), falling back
-    to canonical JSON per value for mixed objects. Categoricals: categories, then codes."""
+    """One pandas column (a Series; the index as a Series too): dtype text, then its values. Numeric, bool and
+    datetime columns through their NumPy buffer (plus the missing-value mask for nullable dtypes); strings and
+    objects as Arrow large_string (offsets give each value's length, so boundaries are unambiguous; nulls in the
+    validity bitmap), falling back to canonical JSON per value for mixed objects. Categoricals: categories, then
+    codes."""
     import numpy as np
     import pandas as pd
 

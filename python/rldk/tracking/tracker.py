@@ -163,13 +163,13 @@ class ExperimentTracker:
     # ------------------------------------------------------------------------------------------------ recording
     def track_dataset(self, data, name, metadata=None):
         """Hash a dataset completely and record it under `name`. `data`: a path or list of paths (files, folders),
-        an HF datasets.Dataset (a DatasetDict records one entry per split, "<name>/<split>"), a pyarrow Table,
+        an HF datasets.Dataset (a DatasetDict records one entry per split, "<name>:<split>"), a pyarrow Table,
         a pandas DataFrame, a NumPy array or torch tensor, or a list/dict of plain Python values. Returns the entry
         (None when dataset tracking is off or on a non-zero rank)."""
         if not self.config.enable_dataset_tracking or not self.main_process:
             return None
         if type(data).__name__ == "DatasetDict" and (type(data).__module__ or "").startswith("datasets"):
-            return {split: self.track_dataset(data[split], "%s/%s" % (name, split), metadata) for split in data}
+            return {split: self.track_dataset(data[split], "%s:%s" % (name, split), metadata) for split in data}
         t = time.monotonic()
         entry = fingerprints.fingerprint_dataset(data, threads=self.config.hash_threads)
         entry["metadata"] = json_safe(dict(metadata or {}))
