@@ -152,6 +152,32 @@ def test_trl_callback_writes_the_manifest_into_the_trainer_output_dir(tmp_path, 
     assert m["environment"]["packages"]["trl"] and m["git"]["available"]
 
 
+def test_a_run_rldk_stops_by_raising_leaves_a_failed_manifest(tmp_path):
+    pytest.importorskip("trl")
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    from rldk.integrations import TrainingStopped
+    from rldk.integrations.trl import RLDKCallback
+
+    tracker = ExperimentTracker(TrackingConfig(experiment_name="stopped", enable_git_tracking=False))
+    callback = RLDKCallback(preset=None, rules_yaml="rules:\n  - {id: kl_high, metric: policy/kl, condition: value > 1,"
+                                                    " actions: [stop]}\n", raise_on_stop="always", tracker=tracker)
+    args = TrainingArguments(output_dir=str(tmp_path / "out"), report_to="none", use_cpu=True, learning_rate=3e-6)
+    state, control = TrainerState(), TrainerControl()
+    model = torch.nn.Linear(3, 2)
+    callback.on_train_begin(args, state, control, model=model)
+    assert read(tmp_path / "out" / "rldk_manifest.json")["status"] == "running"
+    state.global_step = 1
+    with pytest.raises(TrainingStopped):
+        callback.on_log(args, state, control, logs={"kl": 5.0})
+    m = read(tmp_path / "out" / "rldk_manifest.json")
+    validate(m)
+    assert m["status"] == "failed" and "kl_high" in m["metadata"]["error"]
+    assert m["config"]["learning_rate"] == 3e-6 and m["metadata"]["trainer_args_class"] == "TrainingArguments"
+    assert m["models"]["model"]["weights_hash"] == fingerprint_model(model)["weights_hash"]
+    assert "tokenizers" in m and m["tokenizers"] == {}
+
+
 def test_exception_in_the_with_block_writes_a_failed_manifest(tmp_path):
     cfg = TrackingConfig(experiment_name="crash", output_dir=tmp_path, enable_git_tracking=False)
     with pytest.raises(RuntimeError, match="boom"):
