@@ -95,8 +95,14 @@ struct LineageRecordOptions {
 
 // Hashes the dataset (and any input given as a path) and writes it into the manifest at `manifest_path` (created, or
 // updated in place: a dataset of the same name is replaced). Paths are stored relative to the manifest's folder.
-// Returns the manifest written.
-Result<Json> lineage_record(const std::string& manifest_path, const LineageRecordOptions& options);
+struct LineageRecorded {
+  std::string name;  // the dataset recorded
+  size_t files = 0;
+  uint64_t bytes = 0;
+  std::string root;
+  Json manifest;     // the whole manifest as written
+};
+Result<LineageRecorded> lineage_record(const std::string& manifest_path, const LineageRecordOptions& options);
 
 struct FileChange {
   std::string dataset;

@@ -100,12 +100,12 @@ void rldk_py::bind_provenance(nb::module_& m) {
                              const std::string& command, const std::string& script, const std::string& transform,
                              unsigned threads) {
         pv::LineageRecordOptions options{paths, name, inputs, command, script, transform, threads};
-        rldk::Result<rldk::Json> result = rldk::Json{};
+        rldk::Result<pv::LineageRecorded> result = pv::LineageRecorded{};
         {
           nb::gil_scoped_release unlocked;
           result = pv::lineage_record(manifest, options);
         }
-        return unwrap(std::move(result)).dump(-1);
+        return unwrap(std::move(result)).manifest.dump(-1);
       }, "manifest"_a, "paths"_a, "name"_a = "", "inputs"_a = std::vector<std::string>{}, "command"_a = "",
       "script"_a = "", "transform"_a = "", "threads"_a = 0);
 

@@ -35,11 +35,10 @@ struct ShowCli {
 };
 
 int run_record(const RecordCli& cli) {
-  auto written = provenance::lineage_record(cli.manifest, cli.options);
-  if (!written.ok()) return fail("record", written.error());
-  auto verified = provenance::lineage_verify(cli.manifest, cli.options.threads);
-  if (!verified.ok()) return fail("record", verified.error());
-  std::printf("recorded %zu datasets (%zu files) in %s\n", verified->datasets, verified->files, cli.manifest.c_str());
+  auto r = provenance::lineage_record(cli.manifest, cli.options);
+  if (!r.ok()) return fail("record", r.error());
+  print_text(stdout, "recorded " + r->name + ": " + std::to_string(r->files) + (r->files == 1 ? " file, " : " files, ") +
+                         std::to_string(r->bytes) + " bytes, root " + r->root + " in " + cli.manifest + "\n");
   return EXIT_OK;
 }
 

@@ -1,6 +1,11 @@
 // XXH3-128 through libxxhash (Debian's libxxhash-dev): the streaming state lives behind a pointer so the public
 // header does not pull in xxhash.h.
 #include <xxhash.h>
+#if defined(__x86_64__)
+// The library is built for baseline x86-64 (SSE2) and also exports kernels chosen at run time (AVX2, AVX-512);
+// this header maps XXH3_128bits* onto them. On an AVX2 machine that is about 1.5x the SSE2 speed.
+#include <xxh_x86dispatch.h>
+#endif
 
 #include <cstdio>
 

@@ -45,7 +45,7 @@ Result<LineageDataset> hash_dataset(const std::vector<std::string>& paths, const
 
 }  // namespace
 
-Result<Json> lineage_record(const std::string& manifest_path, const LineageRecordOptions& options) {
+Result<LineageRecorded> lineage_record(const std::string& manifest_path, const LineageRecordOptions& options) {
   if (options.paths.empty()) return Error{ErrorCode::invalid_argument, "give the dataset's files or folders", ""};
   auto read = read_lineage_manifest(manifest_path, /*missing_ok=*/true);
   if (!read.ok()) return read.error();
@@ -75,6 +75,7 @@ Result<Json> lineage_record(const std::string& manifest_path, const LineageRecor
     manifest.datasets[in_name] = std::move(in.value());
     input_names.push_back(in_name);
   }
+  LineageRecorded recorded{name, dataset->files.size(), dataset->bytes, dataset->root, {}};
   manifest.datasets[name] = std::move(dataset.value());
 
   if (!options.inputs.empty() || !options.command.empty() || !options.script.empty()) {
@@ -98,9 +99,11 @@ Result<Json> lineage_record(const std::string& manifest_path, const LineageRecor
     }
   }
 
-  Json json = lineage_manifest_json(manifest);
-  if (auto written = write_file_atomic(manifest_path, json.dump(2) + "\n"); !written.ok()) return written.error();
-  return json;
+  recorded.manifest = lineage_manifest_json(manifest);
+  if (auto written = write_file_atomic(manifest_path, recorded.manifest.dump(2) + "\n"); !written.ok()) {
+    return written.error();
+  }
+  return recorded;
 }
 
 Result<LineageVerification> lineage_verify(const std::string& manifest_path, unsigned threads) {
