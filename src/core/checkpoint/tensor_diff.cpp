@@ -45,42 +45,57 @@ struct Accum {
 
 // Statistics of one decoded block of exactly BLOCK values per side (callers pad with zeros, which add nothing).
 // Non-finite values are counted and left out of the sums, so one NaN does not erase a tensor's statistics.
+// Written with the compiler's vector types (GCC and Clang) at SSE2's native width of two doubles, four of them side
+// by side: lane j sums elements j, j+LANES, ... Without -ffast-math a compiler may not reorder a floating-point sum
+// itself, so the lanes are spelled out. Comparison masks are all-ones integers and selects are bitwise.
+typedef double Vec2 __attribute__((vector_size(16)));
+typedef int64_t Mask2 __attribute__((vector_size(16)));
+constexpr int WIDTH = 2;
+constexpr int UNROLL = LANES / WIDTH;
+
 void float_block(const double* a, const double* b, Accum& acc) {
-  double aa[LANES] = {}, bb[LANES] = {}, dd[LANES] = {}, ab[LANES] = {}, mx[LANES] = {};
-  uint64_t ch[LANES] = {}, na[LANES] = {}, ia[LANES] = {}, nb[LANES] = {}, ib[LANES] = {};
+  Vec2 aa[UNROLL] = {}, bb[UNROLL] = {}, dd[UNROLL] = {}, ab[UNROLL] = {}, mx[UNROLL] = {};
+  Mask2 ch[UNROLL] = {}, na[UNROLL] = {}, ia[UNROLL] = {}, nb[UNROLL] = {}, ib[UNROLL] = {};
+  const Mask2 abs_mask = {INT64_MAX, INT64_MAX};
   for (size_t i = 0; i < BLOCK; i += LANES) {
-    for (int j = 0; j < LANES; ++j) {
-      double x = a[i + j], y = b[i + j];
-      bool xnan = x != x, ynan = y != y;
-      bool xfin = (x - x) == 0, yfin = (y - y) == 0;  // false for NaN and +-Inf
-      bool both = xfin && yfin;
-      double xm = both ? x : 0.0, ym = both ? y : 0.0;
-      double d = xm - ym;
-      aa[j] += xm * xm;
-      bb[j] += ym * ym;
-      dd[j] += d * d;
-      ab[j] += xm * ym;
-      double ad = d < 0 ? -d : d;
-      mx[j] = mx[j] > ad ? mx[j] : ad;
-      ch[j] += (x != y) && !(xnan && ynan) ? 1 : 0;
-      na[j] += xnan ? 1 : 0;
-      nb[j] += ynan ? 1 : 0;
-      ia[j] += (!xfin && !xnan) ? 1 : 0;
-      ib[j] += (!yfin && !ynan) ? 1 : 0;
+    for (int k = 0; k < UNROLL; ++k) {
+      Vec2 x, y;
+      std::memcpy(&x, a + i + WIDTH * k, sizeof x);
+      std::memcpy(&y, b + i + WIDTH * k, sizeof y);
+      Mask2 xnan = x != x, ynan = y != y;
+      Mask2 xfin = (x - x) == 0, yfin = (y - y) == 0;  // false for NaN and +-Inf
+      Mask2 both = xfin & yfin;
+      Vec2 xm = reinterpret_cast<Vec2>(reinterpret_cast<Mask2>(x) & both);
+      Vec2 ym = reinterpret_cast<Vec2>(reinterpret_cast<Mask2>(y) & both);
+      Vec2 d = xm - ym;
+      aa[k] += xm * xm;
+      bb[k] += ym * ym;
+      dd[k] += d * d;
+      ab[k] += xm * ym;
+      Vec2 ad = reinterpret_cast<Vec2>(reinterpret_cast<Mask2>(d) & abs_mask);
+      Mask2 bigger = ad > mx[k];
+      mx[k] = reinterpret_cast<Vec2>((reinterpret_cast<Mask2>(ad) & bigger) | (reinterpret_cast<Mask2>(mx[k]) & ~bigger));
+      ch[k] -= (x != y) & ~(xnan & ynan);  // masks are -1: subtracting counts up
+      na[k] -= xnan;
+      nb[k] -= ynan;
+      ia[k] -= ~(xfin | xnan);
+      ib[k] -= ~(yfin | ynan);
     }
   }
   Accum part;
-  for (int j = 0; j < LANES; ++j) {
-    part.aa += aa[j];
-    part.bb += bb[j];
-    part.dd += dd[j];
-    part.ab += ab[j];
-    part.max = std::max(part.max, mx[j]);
-    part.changed += ch[j];
-    part.nan_a += na[j];
-    part.nan_b += nb[j];
-    part.inf_a += ia[j];
-    part.inf_b += ib[j];
+  for (int k = 0; k < UNROLL; ++k) {
+    for (int j = 0; j < WIDTH; ++j) {
+      part.aa += aa[k][j];
+      part.bb += bb[k][j];
+      part.dd += dd[k][j];
+      part.ab += ab[k][j];
+      part.max = std::max(part.max, mx[k][j]);
+      part.changed += static_cast<uint64_t>(ch[k][j]);
+      part.nan_a += static_cast<uint64_t>(na[k][j]);
+      part.nan_b += static_cast<uint64_t>(nb[k][j]);
+      part.inf_a += static_cast<uint64_t>(ia[k][j]);
+      part.inf_b += static_cast<uint64_t>(ib[k][j]);
+    }
   }
   part.identical = acc.identical;
   acc.add(part);
