@@ -555,9 +555,15 @@ def test_pyarrow_hash_covers_every_value_and_ignores_storage_outside_a_slice():
         == base["hash"]
     changed = pa.table({"x": list(range(99)) + [1000], "s": ["w%d" % i for i in range(100)]})
     assert fingerprint_dataset(changed)["hash"] != base["hash"]
-    sliced = table.slice(10, 20)
-    rebuilt = pa.table({"x": list(range(10, 30)), "s": ["w%d" % i for i in range(10, 30)]})
-    assert fingerprint_dataset(sliced)["hash"] == fingerprint_dataset(rebuilt)["hash"]
+    for start, length in ((10, 20), (0, 10), (90, 10)):  # a slice shares its parent's buffers, offset 0 or not
+        rebuilt = pa.table({"x": list(range(start, start + length)),
+                            "s": ["w%d" % i for i in range(start, start + length)]})
+        assert fingerprint_dataset(table.slice(start, length))["hash"] == fingerprint_dataset(rebuilt)["hash"]
+    nulls = pa.table({"f": [1.5, None, 2.5, None], "b": [True, None, False, True], "s": ["a", None, "b", "c"]})
+    assert fingerprint_dataset(nulls.slice(1, 3))["hash"] == \
+        fingerprint_dataset(pa.table({"f": [None, 2.5, None], "b": [None, False, True], "s": [None, "b", "c"]}))["hash"]
+    assert fingerprint_dataset(pa.table({"f": [1.0, None]}))["hash"] != \
+        fingerprint_dataset(pa.table({"f": [1.0, 0.0]}))["hash"]  # a null is not a zero
     assert fingerprint_dataset(table.to_batches()[0])["hash"] == base["hash"]
 
 

@@ -149,14 +149,62 @@ def _fingerprint_hf_dataset(ds, threads):
     return out
 
 
+def _bits(buf, offset, length):
+    """Bits [offset, offset + length) of an Arrow bitmap, one byte (0/1) each."""
+    import numpy as np
+
+    return np.unpackbits(np.frombuffer(buf, dtype=np.uint8), bitorder="little")[offset:offset + length]
+
+
 def _hash_arrow_array(h, array):
-    """One Arrow array chunk: its type, length, null count and every buffer (children's included). A sliced chunk
-    (offset > 0) is compacted first so that bytes outside the slice do not count."""
-    if array.offset != 0:
-        import pyarrow as pa
-        array = pa.concat_arrays([array])
-    h.text(str(array.type))
-    h.text("%d/%d" % (len(array), array.null_count))
+    """One Arrow array chunk by its values, not its storage: type, length, null count, the validity of each slot,
+    then the values. Booleans, fixed-width numbers/dates/times and (large_)string/binary are read within the chunk's
+    slice (a slice of a bigger array hashes like the same values built alone; the bytes under a null slot do not
+    count). Other types (nested, dictionary, decimal) hash every buffer after compacting a sliced chunk."""
+    import numpy as np
+    import pyarrow as pa
+
+    t = array.type
+    n, offset = len(array), array.offset
+    h.text(str(t))
+    h.text("%d/%d" % (n, array.null_count))
+    buffers = array.buffers()
+    valid = None
+    if array.null_count and buffers[0] is not None:
+        valid = _bits(buffers[0], offset, n)
+        h.raw(valid, valid.nbytes)
+    else:
+        h.text("all valid")
+    if pa.types.is_null(t):
+        return 0
+    if pa.types.is_boolean(t):
+        values = _bits(buffers[1], offset, n)
+        if valid is not None:
+            values = values & valid
+        h.raw(values, values.nbytes)
+        return int(values.nbytes)
+    if (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)) and t.bit_width % 8 == 0 \
+            and len(buffers) == 2:
+        width = t.bit_width // 8
+        data = np.frombuffer(buffers[1], dtype=np.uint8)[offset * width:(offset + n) * width]
+        if valid is not None:
+            data = data.reshape(n, width).copy()
+            data[valid == 0] = 0
+            data = data.reshape(-1)
+        h.raw(data, data.nbytes)
+        return int(data.nbytes)
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    if large or pa.types.is_string(t) or pa.types.is_binary(t):
+        offsets = np.frombuffer(buffers[1], dtype=np.int64 if large else np.int32)[offset:offset + n + 1]
+        first, last = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
+        lengths = np.diff(offsets).astype(np.int64)  # each value's length: boundaries are part of the content
+        h.raw(lengths, lengths.nbytes)
+        data = np.frombuffer(buffers[2], dtype=np.uint8)[first:last] if buffers[2] is not None and last > first \
+            else np.zeros(0, dtype=np.uint8)
+        h.raw(data, data.nbytes)
+        return int(lengths.nbytes + data.nbytes)
+    if offset != 0 or array.get_total_buffer_size() != array.nbytes:
+        array = pa.concat_arrays([array])  # a copy holding only this slice
     nbytes = 0
     for buf in array.buffers():
         if buf is None:
