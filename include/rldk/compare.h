@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "rldk/json.h"
+#include "rldk/provenance.h"
 #include "rldk/reader.h"
 #include "rldk/result.h"
 #include "rldk/run.h"
@@ -156,6 +157,9 @@ struct DiffReport {
   // The signal that diverged first (earliest detection; ties: earliest onset, then largest |z|); empty: none.
   std::string first_signal;
   uint32_t segments_a = 0, segments_b = 0;
+  // When both runs have an rldk_manifest.json (rldk.tracking) beside their logs: what they were made of, compared.
+  std::optional<provenance::ManifestDiff> manifests;
+  std::string manifest_note;  // why the manifests could not be compared (one unreadable), else empty
 };
 
 // Errors: invalid_argument when no requested signal is present in both runs.

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -152,8 +153,11 @@ struct ManifestDiff {
   bool identical() const { return changes.empty(); }
 };
 
-// A run's manifest: `path` itself, or rldk_manifest.json in that folder (or in its parent, for a metrics file).
+// A run's manifest: `path` itself when it is a manifest file, or rldk_manifest.json in that folder, beside that file,
+// or one folder up (a trainer's output folder holding rldk/metrics.jsonl).
 Result<std::string> find_run_manifest(const std::string& path);
+// Only an rldk_manifest.json found for a run's log (never the log itself): what `rldk diff` looks for.
+std::optional<std::string> manifest_beside(const std::string& log_path);
 Result<ManifestDiff> diff_run_manifests(const std::string& a, const std::string& b);
 Json manifest_diff_json(const ManifestDiff& diff);
 std::string manifest_diff_text(const ManifestDiff& diff);

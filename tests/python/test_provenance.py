@@ -291,3 +291,23 @@ def test_track_diff_text_markdown_and_errors(tmp_path):
     (tmp_path / "c" / "rldk_manifest.json").write_text('{"schema": "rldk.lineage/v1"}')
     r = rldk_cmd("track", "diff", tmp_path / "c", a)
     assert r.returncode == 2 and "not an rldk run manifest" in r.stderr
+
+
+def test_rldk_diff_compares_the_runs_manifests_when_both_have_one(tmp_path, examples):
+    for side, log in (("a", "baseline.jsonl"), ("b", "lr_change.jsonl")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / log).write_bytes((examples / "diff" / log).read_bytes())
+    a, b = tmp_path / "a" / "baseline.jsonl", tmp_path / "b" / "lr_change.jsonl"
+    out = json.loads(rldk_cmd("diff", a, b, "--json").stdout)
+    assert "provenance" not in out  # no manifests: nothing claimed
+
+    write_manifest(tmp_path / "a", manifest())
+    write_manifest(tmp_path / "b", manifest(config={"learning_rate": 1e-4, "per_device_train_batch_size": 8}))
+    r = rldk_cmd("diff", a, b, "--json", "--out", tmp_path / "card")
+    out = json.loads(r.stdout)
+    assert out["provenance"]["identical"] is False
+    assert [(c["section"], c["key"]) for c in out["provenance"]["changes"]] == [("config", "learning_rate")]
+    html = (tmp_path / "card" / "diff.html").read_text()
+    assert "What the runs were made of" in html and "learning_rate" in html
+    assert "`learning_rate`" in (tmp_path / "card" / "diff.md").read_text()
+    assert "config: learning_rate" in rldk_cmd("diff", a, b).stdout

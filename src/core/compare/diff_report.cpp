@@ -57,6 +57,35 @@ std::string divergence_sentence(const SignalDiff& s) {
   return text;
 }
 
+// One line per change, for the terminal: "  packages: torch 2.13.0 -> 2.13.1".
+std::string manifest_summary(const provenance::ManifestDiff& diff) {
+  if (diff.identical()) return "  identical: same data, code, packages, environment, config and seeds\n";
+  std::string out;
+  for (const auto& c : diff.changes) {
+    out += "  " + c.section + ": " + c.key + "  " + (c.a.empty() ? "(absent)" : c.a) + " -> " +
+           (c.b.empty() ? "(absent)" : c.b) + "\n";
+  }
+  return out + "  (rldk track diff A B shows the detail)\n";
+}
+
+void manifest_section(HtmlPage& page, const provenance::ManifestDiff& diff) {
+  page.heading("What the runs were made of");
+  if (diff.identical()) {
+    page.paragraph("Both runs recorded a manifest; they agree on data, code, packages, environment, config and seeds, "
+                   "so a difference in the curves comes from the run itself (nondeterminism, hardware).");
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : diff.changes) {
+    rows.push_back({c.section, c.key, c.a.empty() ? "(absent)" : c.a, c.b.empty() ? "(absent)" : c.b});
+  }
+  page.table({"section", "what", "A", "B"}, rows);
+  for (const auto& c : diff.changes) {
+    if (c.detail.empty()) continue;
+    page.callout(c.section + ": " + c.key, "", c.detail, ChartTone::Info);
+  }
+}
+
 }  // namespace
 
 Json diff_json(const DiffReport& report, const DiffOptions& options) {
@@ -130,6 +159,8 @@ Json diff_json(const DiffReport& report, const DiffOptions& options) {
   method["cusum_h"] = d.cusum_h;
   method["onset_window"] = static_cast<uint64_t>(d.onset_window);
   out["method"] = method;
+  if (report.manifests) out["provenance"] = provenance::manifest_diff_json(*report.manifests);
+  if (!report.manifest_note.empty()) out["provenance_note"] = report.manifest_note;
   return out;
 }
 
@@ -166,6 +197,8 @@ std::string diff_text(const DiffReport& report) {
     out += "  divergence  " + divergence_sentence(s) + "\n";
   }
   for (const auto& m : report.missing) out += "not compared: " + m + "\n";
+  if (report.manifests) out += "\nwhat the runs were made of (rldk_manifest.json):\n" + manifest_summary(*report.manifests);
+  if (!report.manifest_note.empty()) out += report.manifest_note + "\n";
   return out;
 }
 
@@ -195,6 +228,8 @@ std::string diff_markdown(const DiffReport& report) {
     out += "\nNot compared:\n\n";
     for (const auto& m : report.missing) out += "- " + md_text(m) + "\n";
   }
+  if (report.manifests) out += "\n" + provenance::manifest_diff_markdown(*report.manifests);
+  if (!report.manifest_note.empty()) out += "\n" + md_text(report.manifest_note) + "\n";
   out += "\nMethod: d = B - A at common steps; noise from each run's step-to-step changes; spike test, two-sided "
          "CUSUM, onset by least squares (see docs/compare.md).\n";
   return out;
@@ -228,6 +263,9 @@ std::string diff_html(const DiffReport& report) {
   }
   page.heading("Signals");
   page.table({"signal", "common steps", "max |B-A|", "mean drift", "first difference", "divergence"}, rows, tones);
+  // Before the charts: when the runs were made of different things, that is usually the explanation.
+  if (report.manifests) manifest_section(page, *report.manifests);
+  if (!report.manifest_note.empty()) page.muted(report.manifest_note);
   for (const auto& s : report.signals) {
     LineChart chart;
     chart.title = s.name;

@@ -132,6 +132,17 @@ Result<DiffReport> diff_runs(const Run& a, const Run& b, const DiffOptions& opti
     if (earlier) first = &s;
   }
   if (first) report.first_signal = first->name;
+  // What the runs were made of, when both recorded it: the usual answer to "why do they differ".
+  auto manifest_a = provenance::manifest_beside(report.path_a);
+  auto manifest_b = provenance::manifest_beside(report.path_b);
+  if (manifest_a && manifest_b) {
+    auto manifests = provenance::diff_run_manifests(*manifest_a, *manifest_b);
+    if (manifests.ok()) {
+      report.manifests = std::move(manifests.value());
+    } else {
+      report.manifest_note = "run manifests not compared: " + to_string(manifests.error());
+    }
+  }
   return report;
 }
 

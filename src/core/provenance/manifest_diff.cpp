@@ -287,20 +287,29 @@ void diff_git(const Leaves& a, const Leaves& b, std::vector<ManifestChange>& out
 
 }  // namespace
 
+std::optional<std::string> manifest_beside(const std::string& log_path) {
+  std::error_code ec;
+  fs::path p(log_path);
+  if (fs::is_directory(p, ec)) {
+    if (fs::exists(p / RUN_MANIFEST_FILE, ec)) return (p / RUN_MANIFEST_FILE).string();
+    return std::nullopt;
+  }
+  if (p.filename() == RUN_MANIFEST_FILE) return log_path;
+  fs::path folder = fs::absolute(p, ec).parent_path();
+  for (int up = 0; up < 2 && !folder.empty(); ++up, folder = folder.parent_path()) {  // its folder, and one up
+    if (fs::exists(folder / RUN_MANIFEST_FILE, ec)) return (folder / RUN_MANIFEST_FILE).string();
+  }
+  return std::nullopt;
+}
+
 Result<std::string> find_run_manifest(const std::string& path) {
   std::error_code ec;
-  fs::path p(path);
-  if (fs::is_directory(p, ec)) {
-    fs::path m = p / RUN_MANIFEST_FILE;
-    if (fs::exists(m, ec)) return m.string();
-    return Error{ErrorCode::not_found, std::string("no ") + RUN_MANIFEST_FILE + " in this folder (rldk.tracking writes it)",
-                 path};
-  }
-  if (!fs::exists(p, ec)) return Error{ErrorCode::not_found, "no such file or folder", path};
-  if (p.filename() == RUN_MANIFEST_FILE || p.extension() == ".json") return path;
-  fs::path sibling = p.parent_path() / RUN_MANIFEST_FILE;
-  if (fs::exists(sibling, ec)) return sibling.string();
-  return Error{ErrorCode::not_found, std::string("no ") + RUN_MANIFEST_FILE + " beside this file", path};
+  if (!fs::exists(path, ec)) return Error{ErrorCode::not_found, "no such file or folder", path};
+  if (auto found = manifest_beside(path)) return *found;
+  if (!fs::is_directory(path, ec) && fs::path(path).extension() == ".json") return path;  // a manifest renamed
+  return Error{ErrorCode::not_found,
+               std::string("no ") + RUN_MANIFEST_FILE + " here, beside it or one folder up (rldk.tracking writes it)",
+               path};
 }
 
 Result<ManifestDiff> diff_run_manifests(const std::string& a_path, const std::string& b_path) {
