@@ -51,6 +51,11 @@ Status parse_torch_zip(std::string_view file, const std::string& file_name, std:
   collect_state_dict(doc.root, found);
   std::map<std::string, const ZipEntry*> by_name;
   for (const auto& e : entries) by_name[e.name] = &e;
+  // Storages are raw bytes in the writer's byte order; torch records it, and rldk decodes little-endian only.
+  if (auto bo = by_name.find(prefix + "byteorder"); bo != by_name.end() && bo->second->method == 0 &&
+                                                    file.substr(bo->second->data_offset, 3) == "big") {
+    return bad(file_name, "big-endian torch file (byteorder \"big\"): not supported");
+  }
   for (const auto& [name, t] : found) {
     auto it = by_name.find(prefix + "data/" + t->storage->key);
     if (it == by_name.end()) return bad(file_name, "tensor \"" + name + "\": storage data/" + t->storage->key + " is missing");
