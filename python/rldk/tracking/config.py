@@ -47,7 +47,8 @@ class TrackingConfig:
     output_dir        the manifest goes to <output_dir>/<experiment_name>/rldk_manifest.json (default ./runs);
                       RLDKCallback(tracker=...) puts it at <trainer output_dir>/rldk_manifest.json instead.
     manifest_path     an explicit file path for the manifest (overrides output_dir).
-    enable_*_tracking sections to record; a disabled section is left out of the manifest.
+    enable_*_tracking sections to record; a disabled section is left out of the manifest (model tracking covers
+                      tokenizers too).
     code_dir          where to look for the git repository (default: the current directory).
     hash_threads      threads for hashing dataset files (0: one per core).
     deterministic     what set_seeds(n) passes to rldk.seed.set_global_seed (torch deterministic algorithms,
