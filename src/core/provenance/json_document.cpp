@@ -14,10 +14,15 @@ Status load_json_document(const std::string& path, JsonDocument& doc) {
     return Error{err == simdjson::IO_ERROR ? ErrorCode::unreadable : ErrorCode::not_found,
                  std::string("cannot read: ") + simdjson::error_message(err), path};
   }
-  if (auto err = doc.parser.parse(text).get(doc.root); err) {
-    return Error{ErrorCode::unrecognized, std::string("not valid JSON: ") + simdjson::error_message(err), path};
+  return parse_json_document(text, path, doc);
+}
+
+Status parse_json_document(std::string_view text, const std::string& context, JsonDocument& doc) {
+  // parse() copies unpadded text into padded scratch space (simdjson reads a little past the end).
+  if (auto err = doc.parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(doc.root); err) {
+    return Error{ErrorCode::unrecognized, std::string("not valid JSON: ") + simdjson::error_message(err), context};
   }
-  if (!doc.root.is_object()) return Error{ErrorCode::unrecognized, "the document is not a JSON object", path};
+  if (!doc.root.is_object()) return Error{ErrorCode::unrecognized, "the document is not a JSON object", context};
   return Ok{};
 }
 

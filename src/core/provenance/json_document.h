@@ -18,6 +18,8 @@ struct JsonDocument {
 
 // Parses `path`; the root must be an object.
 Status load_json_document(const std::string& path, JsonDocument& doc);
+// The same for text in memory; `context` names it in errors.
+Status parse_json_document(std::string_view text, const std::string& context, JsonDocument& doc);
 
 // The object or array of an element already checked with is_object()/is_array(), held by value: a range-for over
 // `e.get_object().value_unsafe()` would iterate a reference into a temporary that is gone before the loop runs.

@@ -30,6 +30,11 @@ Result<LineageManifest> read_lineage_manifest(const std::string& path, bool miss
   if (missing_ok && !std::filesystem::exists(path, ec)) return manifest;
   JsonDocument doc;
   if (auto status = load_json_document(path, doc); !status.ok()) return status.error();
+  return lineage_from_document(doc, path);
+}
+
+Result<LineageManifest> lineage_from_document(const JsonDocument& doc, const std::string& path) {
+  LineageManifest manifest;
   std::string schema = string_field(doc.root, "schema");
   if (schema != LINEAGE_SCHEMA) {
     return malformed(path, schema.empty() ? "no \"schema\" field" : "schema is \"" + schema + "\", expected " +

@@ -50,6 +50,9 @@ struct LineageManifest {
 
 // A missing file is an empty manifest when `missing_ok`, else an error.
 Result<LineageManifest> read_lineage_manifest(const std::string& path, bool missing_ok = false);
+// The manifest in a parsed document; `path` names it in errors.
+struct JsonDocument;
+Result<LineageManifest> lineage_from_document(const JsonDocument& doc, const std::string& path);
 Json lineage_manifest_json(const LineageManifest& manifest);
 
 }  // namespace rldk::provenance

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "json_document.h"
+#include "run_manifest.h"
 #include "rldk/provenance.h"
 #include "rldk/terminal_text.h"
 
@@ -51,7 +51,7 @@ void flatten(simdjson::dom::element value, const std::string& path, Leaves& out)
       flatten(v, path.empty() ? std::string(k) : path + "/" + std::string(k), out);
       any = true;
     }
-    if (!any) out[path] = "{}";
+    if (!any && !path.empty()) out[path] = "{}";  // an empty section is no leaf at all
     return;
   }
   if (value.is_array()) {
@@ -167,22 +167,19 @@ std::vector<std::string> patch_differences(const std::string& a, const std::stri
   return out;
 }
 
-struct Manifest {
-  JsonDocument doc;
-  std::string path;
-};
+}  // namespace
 
-Status load_manifest(const std::string& path, Manifest& m) {
-  m.path = path;
-  if (auto s = load_json_document(path, m.doc); !s.ok()) return s;
-  std::string schema = string_field(m.doc.root, "schema");
+Status check_run_manifest(const JsonDocument& doc, const std::string& context) {
+  std::string schema = string_field(doc.root, "schema");
   if (schema.rfind(RUN_MANIFEST_SCHEMA_PREFIX, 0) != 0) {
     return Error{ErrorCode::unrecognized,
                  "not an rldk run manifest (schema \"" + schema + "\"; rldk.tracking writes rldk.run-manifest/v1)",
-                 path};
+                 context};
   }
   return Ok{};
 }
+
+namespace {
 
 // The manifest's sections as flattened leaves: environment/packages and environment/env_vars are sections of
 // their own (the two most common culprits), the rest of environment is "environment".
@@ -317,33 +314,40 @@ Result<ManifestDiff> diff_run_manifests(const std::string& a_path, const std::st
   if (!fa.ok()) return fa.error();
   auto fb = find_run_manifest(b_path);
   if (!fb.ok()) return fb.error();
-  Manifest a, b;
-  if (auto s = load_manifest(fa.value(), a); !s.ok()) return s.error();
-  if (auto s = load_manifest(fb.value(), b); !s.ok()) return s.error();
-  auto sa = sections_of(a.doc.root), sb = sections_of(b.doc.root);
+  JsonDocument a, b;
+  for (auto [path, doc] : {std::pair{&fa.value(), &a}, std::pair{&fb.value(), &b}}) {
+    if (auto s = load_json_document(*path, *doc); !s.ok()) return s.error();
+    if (auto s = check_run_manifest(*doc, *path); !s.ok()) return s.error();
+  }
+  ManifestDiff diff;
+  diff.a = fa.value();
+  diff.b = fb.value();
+  diff.changes = compare_run_manifests(a, b);
+  return diff;
+}
 
+std::vector<ManifestChange> compare_run_manifests(const JsonDocument& a, const JsonDocument& b) {
+  auto sa = sections_of(a.root), sb = sections_of(b.root);
   std::vector<std::string> order = SECTION_ORDER;
   for (const auto* side : {&sa, &sb}) {
     for (const auto& [name, leaves] : *side) {
       if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
     }
   }
-  ManifestDiff diff;
-  diff.a = fa.value();
-  diff.b = fb.value();
+  std::vector<ManifestChange> changes;
   const Leaves empty;
   for (const auto& section : order) {
     const Leaves& la = sa.count(section) ? sa.at(section) : empty;
     const Leaves& lb = sb.count(section) ? sb.at(section) : empty;
     if (ENTITY_SECTIONS.count(section) != 0) {
-      diff_entities(section, la, lb, diff.changes);
+      diff_entities(section, la, lb, changes);
     } else if (section == "git") {
-      diff_git(la, lb, diff.changes);
+      diff_git(la, lb, changes);
     } else {
-      diff_leaves(section, la, lb, diff.changes);
+      diff_leaves(section, la, lb, changes);
     }
   }
-  return diff;
+  return changes;
 }
 
 Json manifest_diff_json(const ManifestDiff& diff) {
