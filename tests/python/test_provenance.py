@@ -268,6 +268,13 @@ def test_each_kind_of_change_is_one_change(tmp_path):
     [c] = diff(tmp_path, manifest(), manifest(models__policy__tensors=tensors, models__policy__weights_hash="x"))
     assert c["section"] == "models" and "tensors[w] differs" in c["detail"]
 
+    # A model named like a hub id keeps its whole name.
+    hub = {"Qwen/Qwen2-0.5B": manifest()["models"]["policy"]}
+    moved = {"Qwen/Qwen2-0.5B": dict(hub["Qwen/Qwen2-0.5B"], weights_hash="xxh3-128:99")}
+    [c] = diff(tmp_path, manifest(models=hub), manifest(models=moved))
+    assert (c["key"], c["a"], c["b"]) == ("Qwen/Qwen2-0.5B", '"xxh3-128:88"', '"xxh3-128:99"')
+    assert c["detail"] == ['weights_hash: "xxh3-128:88" -> "xxh3-128:99"']
+
     [c] = diff(tmp_path, manifest(), manifest(environment__env_vars={}))
     assert (c["section"], c["key"], c["b"]) == ("env_vars", "PYTHONHASHSEED", None)
 

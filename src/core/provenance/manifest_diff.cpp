@@ -183,23 +183,41 @@ namespace {
 
 // The manifest's sections as flattened leaves: environment/packages and environment/env_vars are sections of
 // their own (the two most common culprits), the rest of environment is "environment".
-std::map<std::string, Leaves> sections_of(simdjson::dom::element root) {
-  std::map<std::string, Leaves> out;
+// Named things (a dataset, a model) keep their leaves apart, keyed inside the entity ("files[x]/hash"): a name may
+// hold '/' itself (a model "Qwen/Qwen2-0.5B").
+using Entities = std::map<std::string, Leaves>;
+
+struct Sections {
+  std::map<std::string, Leaves> flat;
+  std::map<std::string, Entities> entities;
+};
+
+Sections sections_of(simdjson::dom::element root) {
+  Sections out;
   for (auto [key, value] : object_of(root)) {
     std::string k(key);
     if (NOT_COMPARED.count(k) != 0) continue;
+    if (ENTITY_SECTIONS.count(k) != 0) {
+      Entities& entities = out.entities[k];
+      if (value.is_object()) {
+        for (auto [name, entity] : object_of(value)) flatten(entity, "", entities[std::string(name)]);
+      } else {
+        flatten(value, "", entities["(not an object)"]);  // hand-edited; still compared, never dropped
+      }
+      continue;
+    }
     if (k == "environment" && value.is_object()) {
       for (auto [ek, ev] : object_of(value)) {
         std::string e(ek);
         if (e == "packages" || e == "env_vars") {
-          flatten(ev, "", out[e]);
+          flatten(ev, "", out.flat[e]);
         } else {
-          flatten(ev, e, out["environment"]);
+          flatten(ev, e, out.flat["environment"]);
         }
       }
       continue;
     }
-    flatten(value, "", out[k]);
+    flatten(value, "", out.flat[k]);
   }
   return out;
 }
@@ -213,28 +231,20 @@ std::string entity_summary(const Leaves& leaves) {
   return "{}";
 }
 
-void diff_entities(const std::string& section, const Leaves& a, const Leaves& b, std::vector<ManifestChange>& out) {
-  // Group leaves by entity name (the first path component).
-  std::map<std::string, std::pair<Leaves, Leaves>> by_name;
-  // Leaves are keyed inside their entity ("files[x]/hash", not "train/files[x]/hash"): the detail lines read so.
-  auto split = [](const std::string& path) {
-    size_t slash = path.find('/');
-    return slash == std::string::npos ? std::pair{path, std::string()}
-                                      : std::pair{path.substr(0, slash), path.substr(slash + 1)};
-  };
-  for (const auto& [k, v] : a) {
-    auto [name, rest] = split(k);
-    by_name[name].first[rest] = v;
-  }
-  for (const auto& [k, v] : b) {
-    auto [name, rest] = split(k);
-    by_name[name].second[rest] = v;
-  }
-  for (const auto& [name, sides] : by_name) {
-    const auto& [la, lb] = sides;
-    if (la == lb) continue;
-    ManifestChange c{section, name, la.empty() ? "" : entity_summary(la), lb.empty() ? "" : entity_summary(lb), {}};
-    if (!la.empty() && !lb.empty()) c.detail = limit(collapse_keyed(leaf_differences(la, lb)));
+void diff_entities(const std::string& section, const Entities& a, const Entities& b,
+                   std::vector<ManifestChange>& out) {
+  std::set<std::string> names;
+  for (const auto& [name, leaves] : a) names.insert(name);
+  for (const auto& [name, leaves] : b) names.insert(name);
+  const Leaves none;
+  for (const auto& name : names) {
+    auto ia = a.find(name), ib = b.find(name);
+    const Leaves& la = ia == a.end() ? none : ia->second;
+    const Leaves& lb = ib == b.end() ? none : ib->second;
+    if (ia != a.end() && ib != b.end() && la == lb) continue;
+    ManifestChange c{section, name, ia == a.end() ? "" : entity_summary(la), ib == b.end() ? "" : entity_summary(lb),
+                     {}};
+    if (ia != a.end() && ib != b.end()) c.detail = limit(collapse_keyed(leaf_differences(la, lb)));
     out.push_back(std::move(c));
   }
 }
@@ -327,21 +337,25 @@ Result<ManifestDiff> diff_run_manifests(const std::string& a_path, const std::st
 }
 
 std::vector<ManifestChange> compare_run_manifests(const JsonDocument& a, const JsonDocument& b) {
-  auto sa = sections_of(a.root), sb = sections_of(b.root);
+  Sections sa = sections_of(a.root), sb = sections_of(b.root);
   std::vector<std::string> order = SECTION_ORDER;
   for (const auto* side : {&sa, &sb}) {
-    for (const auto& [name, leaves] : *side) {
+    for (const auto& [name, leaves] : side->flat) {
       if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
     }
   }
   std::vector<ManifestChange> changes;
   const Leaves empty;
+  const Entities no_entities;
   for (const auto& section : order) {
-    const Leaves& la = sa.count(section) ? sa.at(section) : empty;
-    const Leaves& lb = sb.count(section) ? sb.at(section) : empty;
     if (ENTITY_SECTIONS.count(section) != 0) {
-      diff_entities(section, la, lb, changes);
-    } else if (section == "git") {
+      diff_entities(section, sa.entities.count(section) ? sa.entities.at(section) : no_entities,
+                    sb.entities.count(section) ? sb.entities.at(section) : no_entities, changes);
+      continue;
+    }
+    const Leaves& la = sa.flat.count(section) ? sa.flat.at(section) : empty;
+    const Leaves& lb = sb.flat.count(section) ? sb.flat.at(section) : empty;
+    if (section == "git") {
       diff_git(la, lb, changes);
     } else {
       diff_leaves(section, la, lb, changes);
