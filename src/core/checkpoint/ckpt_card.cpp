@@ -1,8 +1,11 @@
 // The checkpoint diff card (HTML): verdict, whole-model tiles, a per-layer profile of the relative change (blocks in
-// order, so a drift concentrated in the last layers or the head shows at a glance), the group table and top movers.
+// order, so a drift concentrated in the last layers or the head shows at a glance), the group table with a bar per
+// layer group, and top movers.
 // All text goes through HtmlPage, which escapes it: tensor names are untrusted.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "rldk/checkpoint.h"
 #include "rldk/html_page.h"
@@ -47,13 +50,30 @@ LineChart layer_profile(const std::vector<GroupDiff>& groups, const std::string&
   return chart;
 }
 
+// A horizontal bar of block characters, proportional to value / largest: HtmlPage has no bar-chart block, and text
+// keeps the bars escaped and inline with their row.
+std::string text_bar(double value, double largest) {
+  constexpr int WIDTH = 24;
+  if (!(largest > 0) || !std::isfinite(value) || value <= 0) return "";
+  int eighths = static_cast<int>(std::lround(std::min(1.0, value / largest) * WIDTH * 8));
+  static const char* const PARTS[] = {"", "\u258F", "\u258E", "\u258D", "\u258C", "\u258B", "\u258A", "\u2589"};
+  std::string bar;
+  for (int i = 0; i < eighths / 8; ++i) bar += "\u2588";
+  bar += PARTS[eighths % 8];
+  return bar.empty() ? "\u258F" : bar;
+}
+
 void group_table(HtmlPage& page, const std::vector<GroupDiff>& groups) {
+  double largest = 0;
+  for (const auto& g : groups) {
+    if (std::isfinite(g.relative_change)) largest = std::max(largest, g.relative_change);
+  }
   std::vector<std::vector<std::string>> rows;
   for (const auto& g : groups) {
     rows.push_back({g.name, std::to_string(g.tensors), std::to_string(g.changed), num(g.l2), num(g.relative_change),
-                    num(g.cosine), num(g.max_abs_delta)});
+                    text_bar(g.relative_change, largest), num(g.cosine), num(g.max_abs_delta)});
   }
-  page.table({"group", "tensors", "changed", "L2", "relative change", "cosine", "max |delta|"}, rows);
+  page.table({"group", "tensors", "changed", "L2", "relative change", "", "cosine", "max |delta|"}, rows);
 }
 
 }  // namespace
