@@ -60,6 +60,21 @@ struct LineChart {
 // point renders a framed "no data" box rather than failing.
 std::string render_svg(const LineChart& chart);
 
+// Horizontal bars, one row per label (per-layer change of a checkpoint diff). Bars scale to the largest finite
+// value; a non-finite or negative value gets no bar, only its number. Labels are escaped and cut to fit.
+struct Bar {
+  std::string label;
+  double value = 0.0;
+  ChartTone tone = ChartTone::Info;
+};
+struct BarChart {
+  std::string title;
+  std::string value_label;  // what the numbers are, under the title
+  std::vector<Bar> bars;
+  int width = 940;
+};
+std::string render_svg(const BarChart& chart);
+
 // A small directed graph drawn left to right in layers (a node sits one layer right of its furthest predecessor):
 // data lineage (datasets and the transforms between them). Labels are escaped; a cycle is drawn, not followed.
 struct GraphNode {

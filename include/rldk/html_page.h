@@ -42,6 +42,7 @@ class HtmlPage {
                ChartTone tone);
   void chart(const LineChart& chart);
   void graph(const GraphChart& graph);
+  void bars(const BarChart& chart);
   // Preformatted text (commands, stderr excerpts).
   void code(std::string_view text);
 

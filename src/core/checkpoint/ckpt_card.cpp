@@ -50,30 +50,18 @@ LineChart layer_profile(const std::vector<GroupDiff>& groups, const std::string&
   return chart;
 }
 
-// A horizontal bar of block characters, proportional to value / largest: HtmlPage has no bar-chart block, and text
-// keeps the bars escaped and inline with their row.
-std::string text_bar(double value, double largest) {
-  constexpr int WIDTH = 24;
-  if (!(largest > 0) || !std::isfinite(value) || value <= 0) return "";
-  int eighths = static_cast<int>(std::lround(std::min(1.0, value / largest) * WIDTH * 8));
-  static const char* const PARTS[] = {"", "\u258F", "\u258E", "\u258D", "\u258C", "\u258B", "\u258A", "\u2589"};
-  std::string bar;
-  for (int i = 0; i < eighths / 8; ++i) bar += "\u2588";
-  bar += PARTS[eighths % 8];
-  return bar.empty() ? "\u258F" : bar;
-}
-
 void group_table(HtmlPage& page, const std::vector<GroupDiff>& groups) {
-  double largest = 0;
-  for (const auto& g : groups) {
-    if (std::isfinite(g.relative_change)) largest = std::max(largest, g.relative_change);
-  }
+  BarChart bars;
+  bars.title = "Relative change per layer group";
+  bars.value_label = "||B - A|| / ||A|| over the group's tensors";
   std::vector<std::vector<std::string>> rows;
   for (const auto& g : groups) {
+    bars.bars.push_back({g.name, g.relative_change, g.changed > 0 ? ChartTone::Info : ChartTone::Neutral});
     rows.push_back({g.name, std::to_string(g.tensors), std::to_string(g.changed), num(g.l2), num(g.relative_change),
-                    text_bar(g.relative_change, largest), num(g.cosine), num(g.max_abs_delta)});
+                    num(g.cosine), num(g.max_abs_delta)});
   }
-  page.table({"group", "tensors", "changed", "L2", "relative change", "", "cosine", "max |delta|"}, rows);
+  page.bars(bars);
+  page.table({"group", "tensors", "changed", "L2", "relative change", "cosine", "max |delta|"}, rows);
 }
 
 }  // namespace
@@ -99,7 +87,10 @@ std::string ckpt_diff_html(const CheckpointDiff& d) {
               {"avg tensor cosine", num(s.avg_cosine), "mean over compared tensors", ChartTone::Neutral},
               {"max |delta|", num(s.max_abs_delta), "largest element change", ChartTone::Neutral}});
   page.heading("Per-layer change");
-  page.chart(layer_profile(d.groups, "Relative change by layer group"));
+  // The profile across depth says something only when there are transformer blocks to line up; the bars always do.
+  bool has_blocks = std::any_of(d.groups.begin(), d.groups.end(),
+                                [](const GroupDiff& g) { return g.kind == GroupKind::block; });
+  if (has_blocks) page.chart(layer_profile(d.groups, "Relative change by depth"));
   group_table(page, d.groups);
   if (!d.top_movers.empty()) {
     page.heading("Top movers");

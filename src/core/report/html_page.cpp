@@ -165,6 +165,8 @@ void HtmlPage::callout(std::string_view title, std::string_view body, const std:
 
 void HtmlPage::chart(const LineChart& chart) { body_ += "<figure>\n" + render_svg(chart) + "</figure>\n"; }
 
+void HtmlPage::bars(const BarChart& chart) { body_ += "<figure>\n" + render_svg(chart) + "</figure>\n"; }
+
 void HtmlPage::graph(const GraphChart& graph) { body_ += "<figure>\n" + render_svg(graph) + "</figure>\n"; }
 
 void HtmlPage::code(std::string_view text) { body_ += "<pre>" + html_escape(text) + "</pre>\n"; }
