@@ -135,7 +135,8 @@ Result<DiffReport> diff_runs(const Run& a, const Run& b, const DiffOptions& opti
   // What the runs were made of, when both recorded it: the usual answer to "why do they differ".
   auto manifest_a = provenance::manifest_beside(report.path_a);
   auto manifest_b = provenance::manifest_beside(report.path_b);
-  if (manifest_a && manifest_b) {
+  // One manifest found for both (runs in one folder): it describes neither run alone, so nothing is claimed.
+  if (manifest_a && manifest_b && *manifest_a != *manifest_b) {
     auto manifests = provenance::diff_run_manifests(*manifest_a, *manifest_b);
     if (manifests.ok()) {
       report.manifests = std::move(manifests.value());
