@@ -6,9 +6,13 @@
 
 #include "rldk/chart.h"
 #include "rldk/html_page.h"
+#include "svg_text.h"
 
 namespace rldk {
 namespace {
+
+using svg::clip_label;
+using svg::coord;
 
 constexpr int ROW_H = 20;
 constexpr int BAR_H = 13;
@@ -18,25 +22,12 @@ constexpr int MARGIN = 12;
 constexpr int TITLE_H = 40;
 constexpr size_t LABEL_CHARS = 34;  // what fits in LABEL_W at 12px
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
 std::string value_text(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
-}
-
-std::string clip(const std::string& text) {
-  if (text.size() <= LABEL_CHARS) return text;
-  size_t cut = LABEL_CHARS - 1;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-  return text.substr(0, cut) + "\u2026";
 }
 
 const char* colour_of(ChartTone tone) {
@@ -83,11 +74,11 @@ std::string render_svg(const BarChart& chart) {
     double w = 0;
     if (std::isfinite(b.value) && b.value > 0 && largest > 0) w = std::max(1.0, b.value / largest * bar_w);
     out += "<g><title>" + html_escape(b.label) + ": " + value_text(b.value) + "</title>";
-    out += "<text class=\"l\" x=\"" + num(x0 - 8) + "\" y=\"" + num(y + 11) + "\" text-anchor=\"end\">" +
-           html_escape(clip(b.label)) + "</text>";
-    out += "<rect x=\"" + num(x0) + "\" y=\"" + num(y + 1) + "\" width=\"" + num(w) + "\" height=\"" +
+    out += "<text class=\"l\" x=\"" + coord(x0 - 8) + "\" y=\"" + coord(y + 11) + "\" text-anchor=\"end\">" +
+           html_escape(clip_label(b.label, LABEL_CHARS)) + "</text>";
+    out += "<rect x=\"" + coord(x0) + "\" y=\"" + coord(y + 1) + "\" width=\"" + coord(w) + "\" height=\"" +
            std::to_string(BAR_H) + "\" fill=\"" + colour_of(b.tone) + "\"/>";
-    out += "<text class=\"v\" x=\"" + num(x0 + w + 6) + "\" y=\"" + num(y + 11) + "\">" + value_text(b.value) +
+    out += "<text class=\"v\" x=\"" + coord(x0 + w + 6) + "\" y=\"" + coord(y + 11) + "\">" + value_text(b.value) +
            "</text></g>\n";
   }
   out += "</svg>\n";

@@ -7,9 +7,13 @@
 
 #include "rldk/chart.h"
 #include "rldk/html_page.h"
+#include "svg_text.h"
 
 namespace rldk {
 namespace {
+
+using svg::clip_label;
+using svg::coord;
 
 constexpr int NODE_W = 190;
 constexpr int NODE_H = 46;
@@ -18,19 +22,6 @@ constexpr int GAP_Y = 22;
 constexpr int MARGIN = 16;
 constexpr int TITLE_H = 26;
 constexpr size_t LABEL_CHARS = 26;  // what fits in NODE_W at 12px; longer labels are cut with an ellipsis
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-std::string clip(const std::string& text) {
-  if (text.size() <= LABEL_CHARS) return text;
-  size_t cut = LABEL_CHARS - 1;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-  return text.substr(0, cut) + "\u2026";
-}
 
 const char* fill_of(ChartTone tone) {
   switch (tone) {
@@ -95,22 +86,22 @@ std::string render_svg(const GraphChart& chart) {
       y2 = y_of(to) + NODE_H;
     }
     double mid = (x1 + x2) / 2;
-    out += "<path d=\"M" + num(x1) + "," + num(y1) + " C" + num(mid) + "," + num(y1) + " " + num(mid) + "," +
-           num(y2) + " " + num(x2) + "," + num(y2) + "\" fill=\"none\" stroke=\"#9ca3af\" stroke-width=\"1.5\" "
+    out += "<path d=\"M" + coord(x1) + "," + coord(y1) + " C" + coord(mid) + "," + coord(y1) + " " + coord(mid) + "," +
+           coord(y2) + " " + coord(x2) + "," + coord(y2) + "\" fill=\"none\" stroke=\"#9ca3af\" stroke-width=\"1.5\" "
            "marker-end=\"url(#arrow)\"/>\n";
   }
   for (size_t i = 0; i < n; ++i) {
     const GraphNode& node = chart.nodes[i];
     double x = x_of(i), y = y_of(i);
     out += "<g><title>" + html_escape(node.label) + (node.caption.empty() ? "" : "\n" + html_escape(node.caption)) +
-           "</title><rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + std::to_string(NODE_W) +
+           "</title><rect x=\"" + coord(x) + "\" y=\"" + coord(y) + "\" width=\"" + std::to_string(NODE_W) +
            "\" height=\"" + std::to_string(NODE_H) + "\" rx=\"" + (node.box ? "3" : "20") + "\" fill=\"" +
            fill_of(node.tone) + "\" stroke=\"#9ca3af\"/>";
-    out += "<text class=\"l\" x=\"" + num(x + 10) + "\" y=\"" + num(y + 19) + "\">" + html_escape(clip(node.label)) +
-           "</text>";
+    out += "<text class=\"l\" x=\"" + coord(x + 10) + "\" y=\"" + coord(y + 19) + "\">" +
+           html_escape(clip_label(node.label, LABEL_CHARS)) + "</text>";
     if (!node.caption.empty()) {
-      out += "<text class=\"c\" x=\"" + num(x + 10) + "\" y=\"" + num(y + 36) + "\">" +
-             html_escape(clip(node.caption)) + "</text>";
+      out += "<text class=\"c\" x=\"" + coord(x + 10) + "\" y=\"" + coord(y + 36) + "\">" +
+             html_escape(clip_label(node.caption, LABEL_CHARS)) + "</text>";
     }
     out += "</g>\n";
   }
