@@ -31,8 +31,6 @@ KNOWN_GAPS = {
     "trl_tiny_dpo_lr_blowup": {
         "entropy_collapse": "entropy falls to 23% of its start within 15 steps; the healthy-range bound is 10% "
                             "(healthy verl runs fall to 6-20% over a whole run), and no detector judges the speed",
-        "reward_collapse": "DPO's rewards/chosen falling while margins grow (likelihood displacement) has no "
-                           "detector yet; reward_collapse watches reward/mean",
     },
     "trl_tiny_grpo_beta0_drift": {
         "entropy_collapse": "found (critical), but dated where entropy passed half-way to the 10% bound (step 68); "

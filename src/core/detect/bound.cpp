@@ -3,7 +3,8 @@
 // per-token KL of 3 nats or an entropy at 2% of where it began is a failure whatever the run's history says.
 //
 // The detector watches one side of the resolved metric's healthy range (option `bound`): an absolute level
-// (`above`, `below`) or a multiple of the run's starting level (`above_start`, `below_start`). The starting level
+// (`above`, `below`) or a multiple of the run's starting level (`above_start`, `below_start`; for a metric that
+// starts negative, such as a log-probability, a factor above 1 makes the bound more negative). The starting level
 // is the least extreme of the first start_points values in the watched direction (their maximum for a fall, their
 // minimum for a rise): when the change begins inside those first points, the level before it still counts.
 // An episode opens after min_points consecutive points beyond the warning level, lasts while points stay beyond it
@@ -94,7 +95,9 @@ class Bound final : public Detector {
   }
   double level_of(double bound) const {
     if (std::isnan(bound) || !relative_) return bound;
-    if (!(start_ > 0) || seen_ < std::min<int64_t>(start_points_, 2)) return NaN;
+    // A start of 0 has no multiple. A negative start (a sequence log-probability) works the same way: "below twice
+    // the start" is more negative than twice the start's value.
+    if (!(start_ != 0) || seen_ < std::min<int64_t>(start_points_, 2)) return NaN;
     return bound * start_;
   }
   // The step where the excursion that just crossed the bound began. First the unbroken stretch, ending at the
@@ -147,7 +150,7 @@ class Bound final : public Detector {
                                               {"alarm_step", static_cast<double>(alarm_step_)}};
     if (relative_) {
       evidence["start"] = start_;
-      evidence["ratio"] = start_ > 0 ? episode_.peak_value / start_ : NaN;
+      evidence["ratio"] = start_ != 0 ? episode_.peak_value / start_ : NaN;
       evidence["bound_factor"] = side_->warning;
     }
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));

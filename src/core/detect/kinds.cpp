@@ -11,6 +11,7 @@
 
 #include "detect/kind_support.h"
 #include "detect/streaming.h"
+#include "stats/robust.h"
 
 namespace rldk::detect {
 
@@ -39,6 +40,18 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"non_finite", {}},
   };
   return table;
+}
+
+// The parameters that count logged points, with the fewest points each may shrink to on a sparsely logged run. A
+// level, a noise scale or a window needs about twenty points: with ten, a median/MAD scale or a slope from a short
+// warm-up is off often enough to read ordinary noise as a shift (measured on the benchmark's short clean runs); a
+// sustained condition needs five.
+const std::map<std::string, double>& point_count_floors() {
+  static const std::map<std::string, double> floors = {
+      {"warmup", 20},         {"reference_points", 20}, {"proxy_reference_points", 20}, {"window", 20},
+      {"reference_skip", 0},  {"rearm_after", 10},      {"min_points", 5},              {"smooth_window", 5},
+  };
+  return floors;
 }
 
 const std::vector<std::string> DIRECTIONS = {"up", "down", "both"};
@@ -70,6 +83,34 @@ void Detector::report(int64_t onset, int64_t end, int64_t peak_step, double peak
   f.fixes = spec_.fixes;
   f.evidence = std::move(evidence);
   findings_.push_back(std::move(f));
+}
+
+DetectorSpec for_logging_interval(const DetectorSpec& spec, double interval) {
+  DetectorSpec scaled = spec;
+  if (!(interval > 1)) return scaled;
+  for (const auto& [name, floor] : point_count_floors()) {
+    auto it = scaled.params.find(name);
+    if (it == scaled.params.end()) continue;
+    double steps = it->second;
+    it->second = std::max(std::min(steps, floor), std::ceil(steps / interval));
+  }
+  return scaled;
+}
+
+double logging_interval(const Run& run) {
+  const Series* densest = nullptr;
+  for (const auto& [name, s] : run.series) {
+    if (densest == nullptr || s.size() > densest->size()) densest = &s;
+  }
+  if (densest == nullptr || densest->size() < 2) return 1;
+  std::vector<double> gaps;
+  gaps.reserve(densest->size() - 1);
+  for (size_t i = 1; i < densest->size(); ++i) {
+    int64_t gap = densest->steps[i] - densest->steps[i - 1];
+    if (gap > 0) gaps.push_back(static_cast<double>(gap));  // a restart goes back: not a gap
+  }
+  if (gaps.empty()) return 1;
+  return std::max(1.0, stats::median_in_place(gaps));
 }
 
 const std::vector<std::string>* kind_parameters(const std::string& kind) {

@@ -61,4 +61,13 @@ const std::vector<std::string>& detector_kinds();
 
 std::unique_ptr<Detector> make_detector(const DetectorSpec& spec);
 
+// Catalog parameters that count points (warm-ups, windows, how long a condition must hold) are written for a run
+// logged at every optimizer step, so they are counts of steps. A run logged every `interval` steps (TRL's
+// logging_steps of 5-20) reaches them in 1/interval as many points: the copy returned has each such count divided
+// by the interval, never below a floor that keeps its statistics meaningful (or the original, if that is smaller).
+// Rates, thresholds and memory bounds are left alone. interval <= 1 returns the spec unchanged.
+DetectorSpec for_logging_interval(const DetectorSpec& spec, double interval);
+// The run's logging interval in steps: the median gap between the logged steps of its densest series.
+double logging_interval(const Run& run);
+
 }  // namespace rldk::detect

@@ -32,13 +32,16 @@ class LevelShift : public Detector {
     sign_ = direction_sign(s);
     log_ = s.option("transform", "none") == "log";
     lookback_.configure(LOOKBACK);
+    recent_.configure(LOOKBACK);
     episode_z_.reserve(EPISODE_Z_CAP);
+    scratch_.reserve(PRE_ONSET_POINTS);
   }
   void reset() override {
     finish();
     ref_.reset();
     cusum_.reset();
     lookback_.reset();
+    recent_.reset();
     side_ = 0;
   }
   void observe(int64_t step, const double* x) override {
@@ -59,6 +62,7 @@ class LevelShift : public Detector {
     double onset_z = std::clamp(raw_z, -ONSET_Z_LIMIT, ONSET_Z_LIMIT);
     if (side_ == 0) {
       lookback_.push(onset_z, step);
+      recent_.push(v, step);
     } else if (episode_z_.size() < EPISODE_Z_CAP) {
       episode_z_.push_back(onset_z);
     }
@@ -104,6 +108,7 @@ class LevelShift : public Detector {
         close();  // a confirmed shift is now the pending finding (an earlier one was emitted when this one began)
         cusum_.reset();
         lookback_.reset();
+        recent_.reset();
         if (pending_) {
           ref_.reset();
         } else {
@@ -151,6 +156,12 @@ class LevelShift : public Detector {
     // small move of the level look like a large one against it. The mean level must show at least half the change.
     double mean_moved = episode_side_ * (transformed(log_, level) - baseline_);
     if (!(mean_moved >= 0.5 * min_change_)) return;
+    // Nor may the shift exist only against the forecast: a slope learned from a short warm-up (a sparsely logged
+    // run, a metric that turned) extrapolates away from the data, and the metric holding still then reads as a
+    // shift. The episode's mean level must also be half the change away from the level the metric actually had
+    // just before the onset.
+    double before = level_before_onset();
+    if (std::isfinite(before) && !(episode_side_ * (transformed(log_, level) - before) >= 0.5 * min_change_)) return;
     double sigma = scale_;
     // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
     // 2k reference sigmas is that, not a shift of the size the detector is tuned for (2 sigma and more).
@@ -203,6 +214,14 @@ class LevelShift : public Detector {
     }
     episode_.onset = best_step;
   }
+  // Median of the last PRE_ONSET_POINTS values (working units) before the episode's onset; NaN when none was seen.
+  double level_before_onset() {
+    scratch_.clear();
+    for (int i = recent_.size() - 1; i >= 0 && scratch_.size() < PRE_ONSET_POINTS; --i) {
+      if (recent_.step_from_oldest(i) < episode_.onset) scratch_.push_back(recent_.at_from_oldest(i));
+    }
+    return scratch_.empty() ? NaN : stats::median_in_place(scratch_);
+  }
   void follow_pending(int64_t step, double v) {
     tail_smoothed_ += LEVEL_SMOOTHING * (v - tail_smoothed_);
     if (tail_side_ * (tail_smoothed_ - tail_base_) >= tail_threshold_) {
@@ -231,6 +250,10 @@ class LevelShift : public Detector {
   static constexpr size_t EPISODE_Z_CAP = 256;
   static constexpr double ONSET_Z_LIMIT = 1e3;
   RingWindow lookback_;
+  // The values (working units) of the same points, for the level the metric had before an onset.
+  RingWindow recent_;
+  static constexpr size_t PRE_ONSET_POINTS = 10;
+  std::vector<double> scratch_;
   std::vector<double> episode_z_;
   // A judged finding of a re-armed detector, held while the shift lasts.
   bool pending_ = false;

@@ -244,7 +244,10 @@ RunScan scan_run(const Run& run, const ScanOptions& options) {
   scan.last_step = run.last_step();
   scan.step_count = distinct_steps(run);
   std::set<std::string> areas_checked;
-  for (const auto& spec : catalog.detectors) {
+  double interval = detect::logging_interval(run);
+  for (const auto& catalog_spec : catalog.detectors) {
+    // Point counts in the catalog are optimizer steps; the detector judges the points this run logged.
+    const DetectorSpec spec = detect::for_logging_interval(catalog_spec, interval);
     if (!options.only.empty() && !selected(spec, options.only)) continue;
     if (selected(spec, options.skip)) continue;
     if (spec.kind == "non_finite") {
