@@ -37,6 +37,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"bound", {"min_points", "max_gap", "start_points", "history", "onset_fraction"}},
       {"steady_trend", {"min_points", "min_z", "min_relative_change", "edge_fraction", "capacity"}},
       {"drawdown", {"smooth", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
+      {"rebound", {"smooth", "min_ratio", "min_sigma", "min_points", "max_gap", "history"}},
       {"non_finite", {}},
   };
   return table;
@@ -153,7 +154,7 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
       {"threshold", make_threshold},     {"zero_variance_groups", make_zero_variance_groups},
       {"schedule_jump", make_schedule_jump}, {"heldout_decline", make_heldout_decline},
       {"bound", make_bound},             {"steady_trend", make_steady_trend},
-      {"drawdown", make_drawdown},
+      {"drawdown", make_drawdown},       {"rebound", make_rebound},
   };
   auto it = factories.find(spec.kind);
   return it == factories.end() ? nullptr : it->second(spec);  // non_finite is run by the scan driver
