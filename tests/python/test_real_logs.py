@@ -19,8 +19,9 @@ KNOWN_GAPS = {
                       "1024 is the only sign, and rldk does not know 1024 is the cap",
     },
     "trl_grpo_hotpotqa_kl_blowup": {
-        "grad_explosion": "isolated pre-clip spikes (100-1927) among ordinary values; grad_spike needs a 50-point "
-                          "warm-up and the level-shift detector dates the shift at 620, after the spikes began",
+        "grad_explosion": "isolated pre-clip spikes (100-1927) among ordinary values; grad_spike needs a 20-point "
+                          "warm-up (400 steps at this log's interval of 20), the spikes begin at step 360, and the "
+                          "level-shift detector dates the shift at 620",
     },
     "trl_grpo_qwen25vl_aokvqa_length_collapse": {
         "no_signal": "zero-gradient steps alternate with huge spikes, so three zero norms in a row come only at "
