@@ -146,6 +146,62 @@ TEST(Scan, RestartResetsInsteadOfAlarming) {
   EXPECT_TRUE(scan_run(run, options).findings.empty());
 }
 
+// A KL run of 60 logged points that shifts 0.05 -> 0.12 at its 36th point, logged every `interval` steps.
+rldk::Run kl_shift_run(int64_t interval) {
+  rldk::Run run;
+  Series s;
+  s.name = "policy/kl";
+  for (int i = 1; i <= 60; ++i) {
+    s.steps.push_back(i * interval);
+    s.values.push_back((i <= 35 ? 0.05 : 0.12) * (1 + 0.03 * std::sin(i * 1.7)));
+  }
+  s.wall_times.assign(s.steps.size(), NAN);
+  s.segments.assign(s.steps.size(), 0);
+  run.series["policy/kl"] = s;
+  return run;
+}
+
+TEST(LoggingInterval, PointCountsAreStepsDividedByTheIntervalWithFloors) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
+  ASSERT_NE(spec, nullptr);
+  DetectorSpec every_step = detect::for_logging_interval(*spec, 1);
+  EXPECT_EQ(every_step.params, spec->params);
+  DetectorSpec every_5 = detect::for_logging_interval(*spec, 5);
+  EXPECT_EQ(every_5.param("warmup", 0), 20);       // 50 steps = 10 points, floored at 20
+  EXPECT_EQ(every_5.param("min_points", 0), 5);    // 15 steps = 3 points, floored at 5
+  EXPECT_EQ(every_5.param("rearm_after", 0), 12);  // 60 steps = 12 points
+  EXPECT_EQ(every_5.param("h", 0), spec->param("h", 0));  // thresholds and rates are not counts
+  EXPECT_EQ(every_5.param("adapt_rate", 0), spec->param("adapt_rate", 0));
+  // A count already below its floor stays as the catalog wrote it.
+  const DetectorSpec* bound = builtin_detector_catalog().find("kl_above_range");
+  ASSERT_NE(bound, nullptr);
+  EXPECT_EQ(detect::for_logging_interval(*bound, 20).param("min_points", 0), bound->param("min_points", 0));
+
+  EXPECT_EQ(detect::logging_interval(kl_shift_run(10)), 10);
+  EXPECT_EQ(detect::logging_interval(kl_shift_run(1)), 1);
+  rldk::Run restarted = kl_shift_run(10);  // a restart goes back in steps: not a gap
+  Series& kl = restarted.series["policy/kl"];
+  kl.steps.insert(kl.steps.end(), {300, 310, 320});
+  kl.values.insert(kl.values.end(), {0.05, 0.05, 0.05});
+  EXPECT_EQ(detect::logging_interval(restarted), 10);
+}
+
+TEST(LoggingInterval, ASparselyLoggedShortRunIsJudged) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
+  ASSERT_NE(spec, nullptr);
+  DetectorCatalog one;
+  one.detectors.push_back(*spec);
+  ScanOptions options;
+  options.catalog = &one;
+  // Logged every 10 steps, the 60 points are 600 steps: a 20-point warm-up, and the shift at step 360 is found.
+  auto sparse = scan_run(kl_shift_run(10), options).findings;
+  ASSERT_EQ(sparse.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(sparse[0].onset_step), 360, 10);
+  // Logged every step, the same 60 points are 60 steps: still inside the catalog's 50-step warm-up plus 15-step
+  // confirmation, so nothing is claimed.
+  EXPECT_TRUE(scan_run(kl_shift_run(1), options).findings.empty());
+}
+
 TEST(Scan, MissingMetricIsSkippedWithReason) {
   rldk::Run run;
   Series s;

@@ -262,6 +262,27 @@ TEST(CatalogDetectorRule, EndOfDataVerdictsFireAtTheLastObservation) {
   EXPECT_EQ(alerts[0].step, static_cast<int64_t>(points));
 }
 
+TEST(CatalogDetectorRule, ScalesItsPointCountsToTheLoggingIntervalLikeTheScan) {
+  // KL logged every 10 steps shifts 0.05 -> 0.12 at step 360. kl_level_shift's 50-step warm-up is 20 points here
+  // (the gap between the first two steps is the interval), so the live rule confirms the shift.
+  RuleEngine engine(rules_from("rules:\n  - id: shift\n    detector: kl_level_shift\n"));
+  std::vector<Alert> alerts;
+  for (int i = 1; i <= 60; ++i) {
+    Observation o;
+    o.run_id = "test";
+    o.name = o.raw_name = "policy/kl";
+    o.step = i * 10;
+    o.value = (i <= 35 ? 0.05 : 0.12) * (1 + 0.03 * std::sin(i * 1.7));
+    o.time = NAN;
+    engine.observe(o, alerts);
+    engine.flush(alerts);
+  }
+  engine.finish(alerts);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_GT(alerts[0].step, 360);
+  EXPECT_LE(alerts[0].step, 600);
+}
+
 TEST(RuleFile, DetectorFormsAndErrors) {
   auto unknown = parse_rules("rules:\n  - {id: a, metric: kl, detector: no_such_detector}\n", "my.yaml");
   ASSERT_FALSE(unknown.ok());

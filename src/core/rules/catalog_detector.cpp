@@ -2,8 +2,14 @@
 // fed point by point. The rule's watched metric drives it as the scan's first input does; the other inputs are the
 // run's other metrics, each carrying its latest value forward, as the scan's driver does. The rule fires when the
 // detector confirms an episode (Detector::alarm), not when the scan would report it at the episode's end.
+//
+// The catalog counts points in optimizer steps and the scan divides them by the run's logging interval
+// (detect::for_logging_interval). Live, the interval is the gap between the watched metric's first two steps: the
+// detector is built at the second point, and the first point is replayed into it.
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "detect/kinds.h"
@@ -17,17 +23,17 @@ constexpr double NOT_A_NUMBER = std::numeric_limits<double>::quiet_NaN();
 
 class CatalogDetector final : public RuleDetector {
  public:
-  CatalogDetector(const DetectorSpec& spec, std::unique_ptr<detect::Detector> detector, const std::string& metric)
-      : spec_(spec), detector_(std::move(detector)), x_(spec.inputs.size(), NOT_A_NUMBER),
-        chosen_(spec.inputs.size(), NONE) {
+  CatalogDetector(const DetectorSpec& spec, const std::string& metric)
+      : spec_(spec), x_(spec.inputs.size(), NOT_A_NUMBER), chosen_(spec.inputs.size(), NONE) {
     // Until the run logs an input, the detector knows it by its first candidate name.
-    detector_->metric_names.resize(spec.inputs.size());
-    for (size_t r = 0; r < spec.inputs.size(); ++r) detector_->metric_names[r] = spec.inputs[r].second.front();
-    detector_->metric_names.front() = metric;
+    metric_names_.resize(spec.inputs.size());
+    for (size_t r = 0; r < spec.inputs.size(); ++r) metric_names_[r] = spec.inputs[r].second.front();
+    metric_names_.front() = metric;
   }
 
   void reset() override {
-    detector_->reset();
+    if (detector_) detector_->reset();
+    first_step_.reset();
     std::fill(x_.begin() + 1, x_.end(), NOT_A_NUMBER);
   }
 
@@ -36,11 +42,23 @@ class CatalogDetector final : public RuleDetector {
     for (size_t r = 1; r < x_.size(); ++r) {
       if (auto latest = other_input(r, step, run)) x_[r] = *latest;
     }
+    if (!detector_) {
+      if (!first_step_ || step <= *first_step_) {  // the first point, or a restart before the second
+        first_step_ = step;
+        first_x_ = x_;
+        return false;
+      }
+      scaled_ = detect::for_logging_interval(spec_, static_cast<double>(step - *first_step_));
+      detector_ = detect::make_detector(scaled_);
+      detector_->metric_names = metric_names_;
+      detector_->observe(*first_step_, first_x_.data());
+    }
     detector_->observe(step, x_.data());
     return take_alarms();
   }
 
   bool finish() override {
+    if (!detector_) return false;  // one point: no detector judges a single value
     detector_->finish();
     return take_alarms();
   }
@@ -56,7 +74,8 @@ class CatalogDetector final : public RuleDetector {
     for (size_t c = 0; c < candidates.size(); ++c) {
       if (auto latest = run.latest(candidates[c], step)) {
         chosen_[r] = c;
-        detector_->metric_names[r] = candidates[c];
+        metric_names_[r] = candidates[c];
+        if (detector_) detector_->metric_names[r] = candidates[c];
         return latest;
       }
     }
@@ -73,7 +92,11 @@ class CatalogDetector final : public RuleDetector {
   }
 
   const DetectorSpec& spec_;  // in the built-in catalog, which lives as long as the program
-  std::unique_ptr<detect::Detector> detector_;
+  DetectorSpec scaled_;       // spec_ with its point counts scaled to the logging interval; detector_ refers to it
+  std::unique_ptr<detect::Detector> detector_;  // built at the second point
+  std::optional<int64_t> first_step_;
+  std::vector<double> first_x_;
+  std::vector<std::string> metric_names_;
   std::vector<double> x_;       // this point's value of every input (the scan's x)
   std::vector<size_t> chosen_;  // per input: the candidate the run logs, NONE before it has logged one
 };
@@ -83,9 +106,8 @@ class CatalogDetector final : public RuleDetector {
 std::unique_ptr<RuleDetector> make_catalog_detector(const ChangeDetector& detector, const std::string& metric) {
   const DetectorSpec* spec = builtin_detector_catalog().find(detector.catalog_id);
   if (spec == nullptr) return nullptr;  // the rule file's parser names unknown ids
-  auto instance = detect::make_detector(*spec);
-  if (!instance) return nullptr;
-  return std::make_unique<CatalogDetector>(*spec, std::move(instance), metric);
+  if (!detect::make_detector(*spec)) return nullptr;  // a kind the live path cannot run (non_finite)
+  return std::make_unique<CatalogDetector>(*spec, metric);
 }
 
 }  // namespace rldk::rules
