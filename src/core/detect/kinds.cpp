@@ -22,7 +22,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"level_shift", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",
                        "freeze_fraction", "min_points", "min_change", "rearm_after"}},
       {"spike", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "threshold", "min_points",
-                 "max_points", "min_change"}},
+                 "max_points", "min_change", "early_min_change"}},
       {"drift", {"reference_skip", "reference_points", "window", "min_relative_change", "min_sigma", "min_points"}},
       {"threshold", {"min_points", "max_gap"}},
       {"controller", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",

@@ -12,6 +12,12 @@ namespace {
 // Robust z against the adaptive reference; a spike is a run of min_points to max_points points beyond the
 // threshold (min_points > 1 trades single-point spikes for fewer alarms on heavy-tailed noise). Runs longer than
 // max_points are level shifts (their own detector), not spikes, and are not reported here.
+//
+// Before the warm-up is complete (a run's first logged points, all of a short run's warm-up) a spike can still be
+// judged: with early_min_change > 0, from the EARLY_POINTS-th point on, a point at least early_min_change (working
+// units: a ratio on a log scale, set from what the metric is known to do, e.g. 5x for a KL) and `threshold` robust
+// sigmas beyond the median of the warm-up values so far is a spike candidate and is kept out of the warm-up. A run of such points longer than
+// max_points is a level the metric moved to (a GRPO KL leaving zero), not a spike: the warm-up starts again there.
 class Spike final : public Detector {
  public:
   explicit Spike(const DetectorSpec& s) : Detector(s) {
@@ -21,6 +27,7 @@ class Spike final : public Detector {
     min_points_ = static_cast<int64_t>(s.param("min_points", 1));
     max_points_ = static_cast<int64_t>(s.param("max_points", 10));
     min_change_ = s.param("min_change", 0.0);
+    early_min_change_ = s.param("early_min_change", 0.0);
     sign_ = direction_sign(s);
     log_ = s.option("transform", "none") == "log";
   }
@@ -35,6 +42,8 @@ class Spike final : public Detector {
     double v = transformed(log_, raw);
     if (std::isnan(v)) return;
     if (!ref_.armed()) {
+      if (early_min_change_ > 0 && ref_.warmed() >= EARLY_POINTS && observe_early(step, raw, v)) return;
+      if (episode_.open) close();
       ref_.warm_up(v);
       return;
     }
@@ -57,6 +66,31 @@ class Spike final : public Detector {
   void finish() override { close(); }
 
  private:
+  // A point judged against the provisional reference of the warm-up so far; true when it is a spike candidate (it
+  // then stays out of the warm-up).
+  bool observe_early(int64_t step, double raw, double v) {
+    double level = 0, sigma = 0;
+    ref_.provisional(scratch_, level, sigma);
+    double deviation = v - level;
+    // Both the known-to-be-large ratio and the usual threshold in the warm-up's own robust sigmas: a metric whose
+    // values are numerical noise (an approx_kl of 1e-6) moves by large ratios without standing out of its noise.
+    double z = deviation / sigma;
+    if (!(std::fabs(deviation) >= early_min_change_ && std::fabs(z) >= threshold_ && direction_allows(sign_, deviation))) {
+      return false;
+    }
+    if (!episode_.open) {
+      episode_.begin(step);
+      baseline_ = level;
+      scale_ = sigma;
+    }
+    episode_.add(step, raw, std::fabs(z));
+    if (episode_.points > max_points_) {
+      // Not a spike: the metric moved to a new level. Learn it afresh from here.
+      episode_.open = false;
+      ref_.reset();
+    }
+    return true;
+  }
   void close() {
     if (!episode_.open) return;
     episode_.open = false;
@@ -71,7 +105,9 @@ class Spike final : public Detector {
   }
   AdaptiveReference ref_;
   Episode episode_;
-  double threshold_, min_change_;
+  static constexpr int EARLY_POINTS = 3;
+  double threshold_, min_change_, early_min_change_;
+  std::vector<double> scratch_;
   int64_t min_points_, max_points_;
   int sign_;
   bool log_;

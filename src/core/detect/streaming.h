@@ -51,6 +51,14 @@ class AdaptiveReference {
     bias_ = 0;
   }
   bool armed() const { return armed_; }
+  // How many warm-up values have been collected, and their median and robust scale so far (a provisional reference
+  // for judging a point before the warm-up is complete). `scratch` is overwritten.
+  int warmed() const { return static_cast<int>(warm_.size()); }
+  void provisional(std::vector<double>& scratch, double& median, double& sigma) const {
+    scratch.assign(warm_.begin(), warm_.end());
+    median_and_sigma(scratch, median, sigma);
+    sigma = floor_scale(sigma);
+  }
   // Collects a warm-up value; true once the reference is ready (the value that arms it is not scored).
   bool warm_up(double x) {
     warm_.push_back(x);
