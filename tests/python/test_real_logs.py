@@ -33,10 +33,6 @@ KNOWN_GAPS = {
         "entropy_collapse": "entropy falls to 23% of its start within 15 steps; the healthy-range bound is 10% "
                             "(healthy verl runs fall to 6-20% over a whole run), and no detector judges the speed",
     },
-    "trl_tiny_grpo_beta0_drift": {
-        "entropy_collapse": "found (critical), but dated where entropy passed half-way to the 10% bound (step 68); "
-                            "the slow slide began at step 36",
-    },
     "unsloth_grpo_llama3b_wandb_truncation": {
         "length_growth": "the length grows only 420 -> 512 (the cap); truncation is found from the first step and "
                          "a 20% growth is not a growth finding",

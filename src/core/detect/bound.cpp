@@ -115,22 +115,34 @@ class Bound final : public Detector {
       if (!(up_ ? previous > level : previous < level)) break;
       --first;
     }
-    scratch_.clear();
-    for (int i = first; i <= last; ++i) scratch_.push_back(history_.at_from_oldest(i));
-    size_t take_off = stats::ramp_start(scratch_);
-    if (take_off >= 2) {
-      double toward = up_ ? 1.0 : -1.0;
-      double before = toward * (scratch_[take_off - 1] - scratch_[0]) / static_cast<double>(take_off - 1);
-      double after = toward * (scratch_.back() - scratch_[take_off - 1]) / static_cast<double>(scratch_.size() - take_off);
-      // The point-to-point noise before the take-off: a one-point "take-off" that noise could make is not one.
-      diffs_.clear();
-      for (size_t i = 1; i < take_off; ++i) diffs_.push_back(std::fabs(scratch_[i] - scratch_[i - 1]));
-      double noise = stats::median_in_place(diffs_);
-      if (after > TAKE_OFF_RATIO * std::max({before, noise, 0.0})) {
-        return history_.step_from_oldest(first + static_cast<int>(take_off));
-      }
+    int64_t inside = take_off_step(first, last);
+    if (inside >= 0) return inside;
+    // A stretch that climbs evenly may be the end of a slide that began while the metric was still near its
+    // starting level (an entropy steady for 30 points that then falls smoothly for 40): a take-off over the whole
+    // history held dates it.
+    if (first > 0) {
+      int64_t early = take_off_step(0, last);
+      if (early >= 0 && early < history_.step_from_oldest(first)) return early;
     }
     return history_.step_from_oldest(first);
+  }
+  // The step where the points from..last of the history take off towards the bound: a hinge (stats::ramp_start)
+  // whose climb after it is TAKE_OFF_RATIO times steeper per point than both the drift before it and the
+  // point-to-point noise there. -1 when there is none.
+  int64_t take_off_step(int from, int last) {
+    scratch_.clear();
+    for (int i = from; i <= last; ++i) scratch_.push_back(history_.at_from_oldest(i));
+    size_t take_off = stats::ramp_start(scratch_);
+    if (take_off < 2) return -1;
+    double toward = up_ ? 1.0 : -1.0;
+    double before = toward * (scratch_[take_off - 1] - scratch_[0]) / static_cast<double>(take_off - 1);
+    double after = toward * (scratch_.back() - scratch_[take_off - 1]) / static_cast<double>(scratch_.size() - take_off);
+    // The point-to-point noise before the take-off: a one-point "take-off" that noise could make is not one.
+    diffs_.clear();
+    for (size_t i = 1; i < take_off; ++i) diffs_.push_back(std::fabs(scratch_[i] - scratch_[i - 1]));
+    double noise = stats::median_in_place(diffs_);
+    if (!(after > TAKE_OFF_RATIO * std::max({before, noise, 0.0}))) return -1;
+    return history_.step_from_oldest(from + static_cast<int>(take_off));
   }
   void add(int64_t step, double v, bool beyond_critical) {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
