@@ -12,8 +12,6 @@
 #include <cmath>
 
 #include "detect/kind_support.h"
-#include "stats/change_point.h"
-#include "stats/robust.h"
 
 namespace rldk::detect {
 namespace {
@@ -21,29 +19,22 @@ namespace {
 class Drawdown final : public Detector {
  public:
   explicit Drawdown(const DetectorSpec& s) : Detector(s) {
-    smooth_ = std::max(1, static_cast<int>(s.param("smooth", 3)));
     giveback_ = s.param("giveback", 0.6);
     min_relative_ = s.param("min_relative", 0.5);
     min_sigma_ = s.param("min_sigma", 4.0);
     sustained_.configure(static_cast<int64_t>(s.param("min_points", 3)), static_cast<int64_t>(s.param("max_gap", 1)));
-    recent_.configure(smooth_);
-    history_.configure(static_cast<int>(std::max(8.0, s.param("history", 64))));
+    level_.configure(static_cast<int>(s.param("smooth", 3)), static_cast<int>(s.param("history", 64)));
   }
   void reset() override {
     finish();
-    recent_.reset();
-    history_.reset();
+    level_.reset();
     have_best_ = false;
   }
   void observe(int64_t step, const double* x) override {
     double v = x[0];
     if (!std::isfinite(v)) return;
-    recent_.push(v, step);
-    history_.push(v, step);
-    if (!recent_.full()) return;
-    scratch_.clear();
-    for (int i = 0; i < recent_.size(); ++i) scratch_.push_back(recent_.at_from_oldest(i));
-    double level = stats::median_in_place(scratch_);
+    if (!level_.push(v, step)) return;
+    double level = level_.level();
     if (!have_best_) {
       have_best_ = true;
       best_ = low_ = low_before_best_ = level;
@@ -58,8 +49,9 @@ class Drawdown final : public Detector {
     double rise = best_ - low_before_best_;
     double needed = giveback_ * std::max(rise, min_relative_ * std::fabs(best_));
     double drop = best_ - level;
-    bool down = needed > 0 && drop >= needed && drop >= min_sigma_ * noise();
-    if (down && !sustained_.episode().open) onset_ = onset_of_decline();
+    bool down = needed > 0 && drop >= needed && drop >= min_sigma_ * level_.noise();
+    // The decline began after the best level: a hinge fit over the points since then dates where it took off.
+    if (down && !sustained_.episode().open) onset_ = level_.onset_after(best_step_, -1.0);
     if (sustained_.feed(step, down, level, drop)) emit();
     if (sustained_.confirmed()) alarm(step);
     if (down) last_drop_ = {best_, rise, drop};
@@ -72,23 +64,6 @@ class Drawdown final : public Detector {
   struct Drop {
     double best = 0, rise = 0, drop = 0;
   };
-  double noise() {
-    noise_scratch_.clear();
-    for (int i = 0; i < history_.size(); ++i) noise_scratch_.push_back(history_.at_from_oldest(i));
-    return stats::difference_noise(noise_scratch_);
-  }
-  // The decline began after the best level: a hinge fit over the points since then dates where it took off.
-  int64_t onset_of_decline() {
-    noise_scratch_.clear();
-    int first = 0;
-    for (int i = 0; i < history_.size(); ++i) {
-      if (history_.step_from_oldest(i) <= best_step_) first = i;
-    }
-    first = std::max(0, first - smooth_ + 1);
-    for (int i = first; i < history_.size(); ++i) noise_scratch_.push_back(-history_.at_from_oldest(i));
-    size_t start = stats::ramp_start(noise_scratch_);
-    return history_.step_from_oldest(first + static_cast<int>(start));
-  }
   void emit() {
     const Episode& e = sustained_.episode();
     report(onset_, e.end, e.peak_step, e.peak_value,
@@ -98,11 +73,9 @@ class Drawdown final : public Detector {
             {"lowest", e.peak_value},
             {"points", static_cast<double>(e.points)}});
   }
-  int smooth_;
   double giveback_, min_relative_, min_sigma_;
   Sustained sustained_;
-  RingWindow recent_, history_;
-  std::vector<double> scratch_, noise_scratch_;
+  SmoothedLevel level_;
   bool have_best_ = false;
   double best_ = 0, low_ = 0, low_before_best_ = 0;
   int64_t best_step_ = 0, onset_ = 0;

@@ -76,6 +76,36 @@ class Sustained {
 };
 
 
+// A metric's smoothed level (the median of its last `smooth` points: one odd batch does not move it) with the last
+// `history` points behind it, for kinds that judge the level against the most extreme one so far (drawdown,
+// rebound): the recent points' noise, and where a move away from an extreme began.
+class SmoothedLevel {
+ public:
+  void configure(int smooth, int history) {
+    smooth_ = std::max(1, smooth);
+    recent_.configure(smooth_);
+    history_.configure(std::max(8, history));
+  }
+  void reset() {
+    recent_.reset();
+    history_.reset();
+  }
+  // Adds a point; true once `smooth` points are in, when level() is the smoothed level.
+  bool push(double v, int64_t step);
+  double level() const { return level_; }
+  // Point-to-point noise of the history (stats::difference_noise).
+  double noise();
+  // Where the move away from the extreme at `extreme_step` began: a hinge (stats::ramp_start) over the points since
+  // it (less the smooth - 1 points its median covered), `toward` = +1 for a climb, -1 for a fall.
+  int64_t onset_after(int64_t extreme_step, double toward);
+
+ private:
+  int smooth_ = 1;
+  RingWindow recent_, history_;
+  std::vector<double> scratch_;
+  double level_ = NaN;
+};
+
 std::unique_ptr<Detector> make_level_shift(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_controller(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_spike(const DetectorSpec& spec);

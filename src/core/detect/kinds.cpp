@@ -11,6 +11,7 @@
 
 #include "detect/kind_support.h"
 #include "detect/streaming.h"
+#include "stats/change_point.h"
 #include "stats/robust.h"
 
 namespace rldk::detect {
@@ -112,6 +113,34 @@ double logging_interval(const Run& run) {
   }
   if (gaps.empty()) return 1;
   return std::max(1.0, stats::median_in_place(gaps));
+}
+
+bool SmoothedLevel::push(double v, int64_t step) {
+  recent_.push(v, step);
+  history_.push(v, step);
+  if (!recent_.full()) return false;
+  scratch_.clear();
+  for (int i = 0; i < recent_.size(); ++i) scratch_.push_back(recent_.at_from_oldest(i));
+  level_ = stats::median_in_place(scratch_);
+  return true;
+}
+
+double SmoothedLevel::noise() {
+  scratch_.clear();
+  for (int i = 0; i < history_.size(); ++i) scratch_.push_back(history_.at_from_oldest(i));
+  return stats::difference_noise(scratch_);
+}
+
+int64_t SmoothedLevel::onset_after(int64_t extreme_step, double toward) {
+  int first = 0;
+  for (int i = 0; i < history_.size(); ++i) {
+    if (history_.step_from_oldest(i) <= extreme_step) first = i;
+  }
+  first = std::max(0, first - smooth_ + 1);
+  scratch_.clear();
+  for (int i = first; i < history_.size(); ++i) scratch_.push_back(toward * history_.at_from_oldest(i));
+  size_t start = stats::ramp_start(scratch_);
+  return history_.step_from_oldest(first + static_cast<int>(start));
 }
 
 const std::vector<std::string>* kind_parameters(const std::string& kind) {

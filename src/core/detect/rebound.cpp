@@ -11,8 +11,6 @@
 #include <cmath>
 
 #include "detect/kind_support.h"
-#include "stats/change_point.h"
-#include "stats/robust.h"
 
 namespace rldk::detect {
 namespace {
@@ -20,37 +18,30 @@ namespace {
 class Rebound final : public Detector {
  public:
   explicit Rebound(const DetectorSpec& s) : Detector(s) {
-    smooth_ = std::max(1, static_cast<int>(s.param("smooth", 5)));
     log_min_ratio_ = std::log(std::max(1.0, s.param("min_ratio", 1.5)));
     min_sigma_ = s.param("min_sigma", 4.0);
     sustained_.configure(static_cast<int64_t>(s.param("min_points", 5)), static_cast<int64_t>(s.param("max_gap", 1)));
-    recent_.configure(smooth_);
-    history_.configure(static_cast<int>(std::max(8.0, s.param("history", 64))));
+    level_.configure(static_cast<int>(s.param("smooth", 5)), static_cast<int>(s.param("history", 64)));
   }
   void reset() override {
     finish();
-    recent_.reset();
-    history_.reset();
+    level_.reset();
     have_low_ = false;
   }
   void observe(int64_t step, const double* x) override {
     // Working units are logs: a zero or negative value has no place on this scale and is skipped.
     if (!(x[0] > 0) || !std::isfinite(x[0])) return;
-    double v = std::log(x[0]);
-    recent_.push(v, step);
-    history_.push(v, step);
-    if (!recent_.full()) return;
-    scratch_.clear();
-    for (int i = 0; i < recent_.size(); ++i) scratch_.push_back(recent_.at_from_oldest(i));
-    double level = stats::median_in_place(scratch_);
+    if (!level_.push(std::log(x[0]), step)) return;
+    double level = level_.level();
     if (!have_low_ || level < low_) {
       have_low_ = true;
       low_ = level;
       low_step_ = step;
     }
     double rise = level - low_;
-    bool up = rise >= log_min_ratio_ && rise >= min_sigma_ * noise();
-    if (up && !sustained_.episode().open) onset_ = onset_of_rise();
+    bool up = rise >= log_min_ratio_ && rise >= min_sigma_ * level_.noise();
+    // The climb began after the lowest level: a hinge fit over the points since then dates where it took off.
+    if (up && !sustained_.episode().open) onset_ = level_.onset_after(low_step_, 1.0);
     if (sustained_.feed(step, up, x[0], rise)) emit();
     if (sustained_.confirmed()) alarm(step);
     if (up) low_at_rise_ = low_;
@@ -60,23 +51,6 @@ class Rebound final : public Detector {
   }
 
  private:
-  double noise() {
-    noise_scratch_.clear();
-    for (int i = 0; i < history_.size(); ++i) noise_scratch_.push_back(history_.at_from_oldest(i));
-    return stats::difference_noise(noise_scratch_);
-  }
-  // The climb began after the lowest level: a hinge fit over the points since then dates where it took off.
-  int64_t onset_of_rise() {
-    noise_scratch_.clear();
-    int first = 0;
-    for (int i = 0; i < history_.size(); ++i) {
-      if (history_.step_from_oldest(i) <= low_step_) first = i;
-    }
-    first = std::max(0, first - smooth_ + 1);
-    for (int i = first; i < history_.size(); ++i) noise_scratch_.push_back(history_.at_from_oldest(i));
-    size_t start = stats::ramp_start(noise_scratch_);
-    return history_.step_from_oldest(first + static_cast<int>(start));
-  }
   void emit() {
     const Episode& e = sustained_.episode();
     double lowest = std::exp(low_at_rise_);
@@ -86,11 +60,9 @@ class Rebound final : public Detector {
             {"ratio", lowest > 0 ? e.peak_value / lowest : NaN},
             {"points", static_cast<double>(e.points)}});
   }
-  int smooth_;
   double log_min_ratio_, min_sigma_;
   Sustained sustained_;
-  RingWindow recent_, history_;
-  std::vector<double> scratch_, noise_scratch_;
+  SmoothedLevel level_;
   bool have_low_ = false;
   double low_ = 0, low_at_rise_ = 0;
   int64_t low_step_ = 0, onset_ = 0;
