@@ -139,7 +139,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option("--seed", opts->seed, "Seed to use (default: the run's metadata `seed`, or its logged `seed` value)");
   cmd->add_option("--run-id", opts->run_id, "Run id to take when the source holds several runs");
-  cmd->add_option("--compare", opts->compare,
+  cmd->add_option("--compare,--metrics", opts->compare,
                   "Metrics to compare, comma-separated (default: the important canonical metrics both logged)")
       ->delimiter(',');
   cmd->add_option("--rtol", opts->rtol, "Relative tolerance")->capture_default_str()->check(FiniteNonNegative());
