@@ -14,6 +14,7 @@
 #include "rldk/determinism.h"
 #include "rldk/env_audit.h"
 #include "rldk/metric_dictionary.h"
+#include "rldk/script_path.h"
 
 namespace rldk::cli {
 namespace {
@@ -86,7 +87,7 @@ int run_check(const CheckCliOptions& opts) {
   for (const auto& m : opts.compare) report.compare.metrics.push_back(MetricDictionary::builtin().canonical_name(m));
 
   ReplicaRunOptions run;
-  run.command = opts.command;
+  run.command = with_absolute_script(opts.command, std::filesystem::current_path().string());
   run.replicas = opts.replicas;
   run.parallel = opts.parallel != 0 ? opts.parallel : std::max(1u, std::thread::hardware_concurrency());
   run.parallel = std::min(run.parallel, run.replicas);

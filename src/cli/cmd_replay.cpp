@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "rldk/script_path.h"
 #include "report_output.h"
 #include "replica_work_root.h"
 #include "rldk/compare.h"
@@ -56,7 +57,7 @@ int run_replay(const ReplayCliOptions& opts) {
     std::fprintf(stderr, "%s: --command: %s\n", me, command.error().message.c_str());
     return EXIT_INPUT_ERROR;
   }
-  report.command = command.value();
+  report.command = with_absolute_script(command.value(), std::filesystem::current_path().string());
 
   ReplicaRunOptions run;
   run.command = report.command;

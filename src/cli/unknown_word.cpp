@@ -15,11 +15,12 @@ namespace {
 // expression; three edits still keep unrelated words apart.
 constexpr size_t MAX_COMMAND_DISTANCE = 3;
 
+// "rldk evals": the root is named rldk whatever argv[0] was (the parser names it after the path it was run by).
 std::string command_path(const CLI::App* app) {
   std::string path;
   for (const CLI::App* a = app; a != nullptr; a = a->get_parent()) {
-    path = a->get_name().empty() ? "rldk" + (path.empty() ? "" : " " + path)
-                                 : a->get_name() + (path.empty() ? "" : " " + path);
+    std::string name = a->get_parent() == nullptr ? "rldk" : a->get_name();
+    path = path.empty() ? name : name + " " + path;
   }
   return path;
 }

@@ -251,8 +251,6 @@ def build_sandbox(root):
     (root / "my_repo_or_run" / "train.py").write_text("import random\nrandom.seed(0)\n")
     for name in ("artifacts/run.jsonl", "artifacts/grpo_run.jsonl"):
         write_run(root / name, steps=40)
-    # `rldk card determinism run_a` compares replicas: run_a holds a second, identical replica of its run.
-    shutil.copy(root / "run_a" / "metrics.jsonl", root / "run_a" / "replica_2.jsonl")
     # `rldk card reward run_a`: the run's folder holds its rollouts too (TRL's completions/).
     write_rollouts(root / "run_a" / "completions", "length_bias", fmt="trl_parquet", steps=6, prompts=6, group=4)
     for name in ("code_training_logs.jsonl", "your_logs.jsonl", "run.jsonl", "scores.jsonl",
@@ -261,11 +259,8 @@ def build_sandbox(root):
         write_samples(root / name)
     write_rollouts(root / "run" / "completions", "clean", fmt="trl_parquet", steps=6, prompts=6, group=4)
     (root / "eval_results.jsonl").write_text('{"prompt": "p", "gold": 1.0}\n')
-    # Reward models compared on the same samples: score files (a local model folder would be scored with
-    # transformers; the score files keep this test fast).
-    for a, b in (("model_a", "model_b"), ("RM_A", "RM_B"), ("rmA", "rmB")):
-        write_pairs_scores(root / a, root / b)
-    (root / "prompts.jsonl").write_text('{"prompt": "p", "completion": "c"}\n')
+    # Two small reward models (transformers folders), scored on prompts.jsonl by `rldk reward drift`.
+    write_reward_models(root)
     write_checkpoint(root / "model_a.pt", 1.0)
     write_checkpoint(root / "model_b.pt", 1.1)
     write_checkpoint(root / "checkpoint_100.pt", 1.0)
@@ -307,16 +302,49 @@ def build_sandbox(root):
     (root / "run" / "replay_source.jsonl").unlink()
 
 
-def write_pairs_scores(a, b):
-    """Two reward models' scores on the same samples, as two sample folders."""
-    rng = np.random.default_rng(2)
-    for folder, noise in ((a, 0.0), (b, 0.1)):
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / "scores.jsonl", "w") as f:
-            for i in range(120):
-                score = float(np.sin(i) + noise * rng.standard_normal())
-                f.write(json.dumps({"prompt": "prompt %d" % (i % 10), "completion": "answer %d" % i,
-                                    "score": score}) + "\n")
+def write_reward_models(root):
+    """Two tiny GPT-2 reward models (random weights, seeded) under every pair of names the brief uses."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import tiny_models
+
+    rng = np.random.default_rng(0)
+    with open(root / "prompts.jsonl", "w") as f:
+        for prompt in tiny_models.PROMPTS:
+            for _ in range(5):
+                completion = " ".join(rng.choice(tiny_models.WORDS, size=int(rng.integers(2, 9))))
+                f.write(json.dumps({"prompt": prompt, "completion": completion}) + "\n")
+    for seed, names in ((1, ("model_a", "RM_A", "rmA")), (2, ("model_b", "RM_B", "rmB"))):
+        tokenizer = tiny_models.make_tokenizer()
+        torch.manual_seed(seed)
+        model = transformers.GPT2ForSequenceClassification(transformers.GPT2Config(
+            vocab_size=len(tokenizer), n_positions=64, n_embd=32, n_layer=2, n_head=2, num_labels=1,
+            bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id))
+        model.save_pretrained(root / names[0])
+        tokenizer.save_pretrained(root / names[0])
+        for other in names[1:]:
+            shutil.copytree(root / names[0], root / other)
+
+
+def build_replica_folder(root):
+    """`rldk card determinism run_a`: run_a holds two replicas' logs of the same command."""
+    write_run(root / "run_a" / "replica_1" / "metrics.jsonl")
+    write_run(root / "run_a" / "replica_2" / "metrics.jsonl")
+
+
+def build_run_folders(root):
+    """`rldk forensics doctor ./runs/my_run`: the run folders hold the run's log alone (doctor reads one run)."""
+    for name in ("runs/my_run", "runs/YYYY-MM-DD"):
+        write_run(root / name / "metrics.jsonl", kl_spike=True)
+
+
+# Lines whose inputs differ from the shared sandbox's (the same name is a different kind of thing there).
+OWN_SANDBOX = {
+    "rldk card determinism run_a": build_replica_folder,
+    "rldk forensics doctor ./runs/my_run": build_run_folders,
+    "rldk forensics doctor --run-dir runs/YYYY-MM-DD/": build_run_folders,
+}
 
 
 def build_bisect_repo(root):
@@ -328,14 +356,14 @@ def build_bisect_repo(root):
     for n in range(17):
         (root / "quality.txt").write_text("0.9" if n < 10 else "0.5")
         subprocess.run(git + ["add", "-A"], cwd=root, check=True)
-        subprocess.run(git + ["commit", "-q", "-m", "commit %d" % n], cwd=root, check=True)
+        subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "commit %d" % n], cwd=root, check=True)
     subprocess.run(["git", "update-ref", "refs/remotes/origin/main", "HEAD"], cwd=root, check=True)
     (root / ".gitignore").write_text("*.jsonl\nrldk_bisect.log\n")
 
 
 # ---------------------------------------------------------------------------------------------------- running
 
-FOLLOW_SECONDS = 4.0
+FOLLOW_SECONDS = 2.5
 
 
 def run_line(line, cwd, env):
@@ -351,8 +379,7 @@ def run_line(line, cwd, env):
         return "follows", err
     if proc.returncode in (0, 1):
         return "ok", err
-    lines = [l for l in err.splitlines() if l.strip()]
-    return ("message", lines[-1] if lines else "") if proc.returncode == 2 else ("exit %d" % proc.returncode, err)
+    return ("message", err.strip()) if proc.returncode == 2 else ("exit %d" % proc.returncode, err)
 
 
 def test_every_brief_command_line_is_accounted_for(tmp_path):
@@ -367,17 +394,21 @@ def test_every_brief_command_line_is_accounted_for(tmp_path):
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.path.dirname(sys.executable) + os.pathsep +
                os.environ.get("PATH", ""), WANDB_DIR=str(sandbox), MLFLOW_TRACKING_URI=str(sandbox / "mlruns"))
     env.pop("RLDK_METRICS_PATH", None)
-    trainer = subprocess.Popen(["sleep", "300"])
     report, failures = [], []
-    try:
-        for line in unique:
-            expected = OUTCOMES[line]
+    for number, line in enumerate(unique):
+        expected = OUTCOMES[line]
+        # A fresh stand-in trainer per line: a stop rule may end the one given to --pid.
+        trainer = subprocess.Popen(["sleep", "300"])
+        try:
             command = line.replace("<trainer_pid>", str(trainer.pid))
             command = command.replace("<entity/project/run>", "my-entity/my-project/run1")
             cwd = sandbox
             if "rldk bisect --good origin/main" in line:
                 cwd = tmp_path / "bisect_repo"
                 build_bisect_repo(cwd)
+            elif line in OWN_SANDBOX:
+                cwd = tmp_path / ("own_%d" % number)
+                OWN_SANDBOX[line](cwd)
             outcome, detail = run_line(command, cwd, env)
             want = expected if isinstance(expected, str) else expected[0]
             good = outcome == want
@@ -389,9 +420,9 @@ def test_every_brief_command_line_is_accounted_for(tmp_path):
                                                    if detail.strip() else ""))
             if not good:
                 failures.append("%s\n  expected %r, got %s: %s" % (line, expected, outcome, detail.strip()[-600:]))
-    finally:
-        trainer.kill()
-        trainer.wait()
+        finally:
+            trainer.kill()
+            trainer.wait()
     print("\n%d command lines of the brief:\n%s" % (len(unique), "\n".join(report)))
     assert not failures, "\n".join(failures)
 

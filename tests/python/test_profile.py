@@ -90,7 +90,7 @@ def test_monitor_cmd_catches_a_host_memory_leak_from_sampled_rss(tmp_path):
     assert {s["name"] for s in samples} >= {"sys/rss", "sys/cpu_percent", "sys/open_files", "sys/processes"}
     # The trainer never logged memory: the samples are rldk's own.
     rss = [s["value"] for s in samples if s["name"] == "sys/rss"]
-    assert rss[-1] > rss[0] + 100_000_000
+    assert min(rss) > 0 and max(rss) > rss[0] + 100_000_000
 
 
 def test_monitor_cmd_is_quiet_when_memory_stays_flat(tmp_path):

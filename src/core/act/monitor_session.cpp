@@ -458,7 +458,8 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     double since = std::chrono::duration<double>(now - last_sys_sample).count();
     if (sys_samples > 0 && since < options.sys_sample_seconds) return;
     auto sample = sys::sample_process_tree(child->pid());
-    if (!sample) return;
+    // No resident memory: the trainer is between fork and exec, or exiting; not a reading of its use.
+    if (!sample || sample->rss_bytes == 0) return;
     last_sys_sample = now;
     ++sys_samples;
     double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
