@@ -71,10 +71,11 @@ def monitor_trainer(tmp_path, chunk_bytes):
     script.write_text(LEAKY_TRAINER % chunk_bytes)
     out = tmp_path / "out"
     # The preset's thresholds are sized for real trainers (a window of 20 samples adding 256 MiB and 10 %); this
-    # trainer is small and quick, so the absolute floor and the grace period are lowered for the test.
+    # trainer is small and quick, so the floor (50 MB over the window) and the grace period are lowered for the test.
     proc = subprocess.run(
         [rldk_binary(), "monitor", "--preset", "memory_leak", "--out", str(out), "--sys-interval", "0.05",
-         "--set-rule", "memory_leak_host_rss.condition=slope(value) * (last(step) - first(step)) > 0.5 * first(value)",
+         "--set-rule", "memory_leak_host_rss.condition=slope(value) * (last(step) - first(step)) > 0.5 * first(value) and "
+         "slope(value) * (last(step) - first(step)) > 50000000",
          "--set-rule", "memory_leak_host_rss.grace_steps=2", "--fail-on", "warn",
          "--cmd", "%s %s" % (sys.executable, script)],
         capture_output=True, text=True, timeout=120)
