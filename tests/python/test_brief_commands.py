@@ -179,7 +179,9 @@ out = os.environ.get("RLDK_METRICS_PATH")
 if "--output" in args:
     out = args[args.index("--output") + 1]
 f = open(out, "a") if out else None
-for step in range(1, steps + 1):
+# A real trainer reaches step 10000; this one jumps there in thousands after its first steps, so lines that
+# compare --steps 1000,5000,10000 find them.
+for step in list(range(1, steps + 1)) + [1000 * k for k in range(1, 11)]:
     row = {"step": step, "loss": 1.0 / step + rng.random() * 1e-3, "reward_mean": quality + rng.random() * 1e-3,
            "kl": 0.01 + rng.random() * 1e-3, "kl_mean": 0.01, "entropy_mean": 2.0, "policy_loss": 0.1,
            "safety_score": 0.5, "seed": seed}
