@@ -7,6 +7,7 @@ uses (run logs, rollouts, checkpoints, score files, a git history, a W&B offline
 trainers for --cmd). Placeholders (`<trainer_pid>`, `<entity/project/run>`) are filled with real values. The table
 of lines and outcomes is printed (pytest -s), so the coverage is visible.
 """
+import concurrent.futures
 import json
 import os
 import re
@@ -396,35 +397,45 @@ def test_every_brief_command_line_is_accounted_for(tmp_path):
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.path.dirname(sys.executable) + os.pathsep +
                os.environ.get("PATH", ""), WANDB_DIR=str(sandbox), MLFLOW_TRACKING_URI=str(sandbox / "mlruns"))
     env.pop("RLDK_METRICS_PATH", None)
-    report, failures = [], []
+    # Every line is prepared first, then run a few at a time (each has its own stand-in trainer and outputs).
+    jobs = []
     for number, line in enumerate(unique):
-        expected = OUTCOMES[line]
-        # A fresh stand-in trainer per line: a stop rule may end the one given to --pid.
+        cwd = sandbox
+        if "rldk bisect --good origin/main" in line:
+            cwd = tmp_path / "bisect_repo"
+            build_bisect_repo(cwd)
+        elif line in OWN_SANDBOX:
+            cwd = tmp_path / ("own_%d" % number)
+            OWN_SANDBOX[line](cwd)
+        jobs.append((line, cwd))
+
+    def run_job(job):
+        line, cwd = job
+        # A stand-in trainer per line: a stop rule may end the one given to --pid.
         trainer = subprocess.Popen(["sleep", "300"])
         try:
             command = line.replace("<trainer_pid>", str(trainer.pid))
             command = command.replace("<entity/project/run>", "my-entity/my-project/run1")
-            cwd = sandbox
-            if "rldk bisect --good origin/main" in line:
-                cwd = tmp_path / "bisect_repo"
-                build_bisect_repo(cwd)
-            elif line in OWN_SANDBOX:
-                cwd = tmp_path / ("own_%d" % number)
-                OWN_SANDBOX[line](cwd)
-            outcome, detail = run_line(command, cwd, env)
-            want = expected if isinstance(expected, str) else expected[0]
-            good = outcome == want
-            if good and not isinstance(expected, str):
-                good = re.search(expected[1], detail) is not None and len(detail.splitlines()) == 1
-            if want == "follows" and good:
-                good = "rules; writing alerts" in detail
-            report.append("%-8s %s\n         %s" % (outcome, line, detail.strip().splitlines()[-1][:160]
-                                                   if detail.strip() else ""))
-            if not good:
-                failures.append("%s\n  expected %r, got %s: %s" % (line, expected, outcome, detail.strip()[-600:]))
+            return run_line(command, cwd, env)
         finally:
             trainer.kill()
             trainer.wait()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run_job, jobs))
+    report, failures = [], []
+    for (line, _), (outcome, detail) in zip(jobs, results):
+        expected = OUTCOMES[line]
+        want = expected if isinstance(expected, str) else expected[0]
+        good = outcome == want
+        if good and not isinstance(expected, str):
+            good = re.search(expected[1], detail) is not None and len(detail.splitlines()) == 1
+        if want == "follows" and good:
+            good = "rules; writing alerts" in detail
+        report.append("%-8s %s\n         %s" % (outcome, line, detail.strip().splitlines()[-1][:160]
+                                               if detail.strip() else ""))
+        if not good:
+            failures.append("%s\n  expected %r, got %s: %s" % (line, expected, outcome, detail.strip()[-600:]))
     print("\n%d command lines of the brief:\n%s" % (len(unique), "\n".join(report)))
     assert not failures, "\n".join(failures)
 
