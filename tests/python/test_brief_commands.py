@@ -457,3 +457,18 @@ def test_unknown_words_are_named_with_the_nearest_command():
     assert proc.returncode == 2
     assert "unknown option '--singals'; did you mean '--signals'?" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_emit_appends_canonical_events_that_the_reader_sees(tmp_path):
+    import rldk
+
+    path = tmp_path / "deep" / "metrics.jsonl"
+    for step, value in ((1, "0.5"), (2, "nan")):
+        subprocess.run([rldk_binary(), "emit", "--to", str(path), "--name", "kl", "--value", value, "--step",
+                        str(step)], check=True)
+    series = rldk.read_run(path)["policy/kl"]
+    assert series.steps.tolist() == [1, 2] and series.values[0] == 0.5 and np.isnan(series.values[1])
+    proc = subprocess.run([rldk_binary(), "emit", "--to", str(path), "--name", "kl", "--value", "high", "--step",
+                           "3"], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        "rldk emit: --value high: not a number (nan and inf are accepted)")
