@@ -109,6 +109,10 @@ struct ReplicaComparison {
   bool passed() const;              // no error and no divergent metric
 };
 
+// What to compare when the user names nothing: the important canonical metrics (diff_default_signals) every
+// replica logged, else every metric they all logged.
+std::vector<std::string> default_replica_metrics(const std::vector<Run>& replicas);
+
 // replicas[0] is the reference.
 ReplicaComparison compare_replicas(const std::vector<Run>& replicas, const ReplicaCompareOptions& options);
 

@@ -32,7 +32,11 @@ struct MonitorOptions {
   std::optional<int64_t> pid;
   double stop_grace_seconds = 10.0;   // SIGTERM, then SIGKILL after this long
   double idle_exit_seconds = 0.0;     // without --cmd: exit after this long without new data (0: until interrupted)
+  // With --cmd: every this many seconds the trainer's process tree (RSS, CPU, open files) becomes sys/* metrics of
+  // run "sys" (step = sample number), observed by the rules and written to <out_dir>/sys.jsonl. 0: off.
+  double sys_sample_seconds = 2.0;
   std::string out_dir = "rldk_monitor";  // alerts.jsonl, alerts.txt and report.json go here
+  std::string report_path;            // report.json's path when not <out_dir>/report.json
   std::string fail_on = "stop";       // exit 1 when an alert at this level fired: never | warn | stop
   ReadOptions read;                   // how sources are parsed (run id, canonical names, format)
   // Alert files are set from out_dir when empty; actions.deadline_seconds bounds webhooks and shell actions at exit

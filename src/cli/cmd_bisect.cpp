@@ -26,6 +26,15 @@ struct BisectCliOptions {
 };
 
 int run_bisect_command(const BisectCliOptions& opts) {
+  // Checked here rather than by the parser: the older tool's `rldk bisect --good G --bad B --cmd C` had no metric,
+  // and deserves to hear why one is needed.
+  if (opts.metric.empty() || opts.cmp.empty()) {
+    std::fputs("rldk bisect: --metric and --cmp are required: each commit is judged by a metric the command logs "
+               "(e.g. --metric reward_mean --cmp \"> 0.87\"); to judge by the command's exit status alone, use "
+               "`git bisect run CMD`\n",
+               stderr);
+    return opts.predicate ? BISECT_ABORT : EXIT_INPUT_ERROR;
+  }
   auto comparison = parse_comparison(opts.cmp);
   if (!comparison.ok()) {
     std::fprintf(stderr, "rldk bisect: --cmp %s\n", to_string(comparison.error()).c_str());
@@ -90,9 +99,8 @@ void add_bisect_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--bad", opts->bad, "A later revision where it has regressed");
   cmd->add_option("--cmd", opts->command, "Command that trains/evaluates and logs the metric (run with /bin/sh)")
       ->required();
-  cmd->add_option("--metric", opts->metric, "Metric name, canonical (e.g. reward/mean) or as logged")->required();
-  cmd->add_option("--cmp", opts->cmp, "What a good value satisfies: an operator and a number, e.g. \"> 0.87\"")
-      ->required();
+  cmd->add_option("--metric", opts->metric, "Metric name, canonical (e.g. reward/mean) or as logged (required)");
+  cmd->add_option("--cmp", opts->cmp, "What a good value satisfies: an operator and a number, e.g. \"> 0.87\" (required)");
   cmd->add_option("--window", opts->window, "Average the metric's last N points (default 100)")
       ->check(FinitePositive());
   cmd->add_option("--timeout", opts->timeout_s, "Seconds one run of the command may take; longer counts as skipped")

@@ -14,6 +14,7 @@
 #include "rldk/determinism.h"
 #include "rldk/env_audit.h"
 #include "rldk/metric_dictionary.h"
+#include "rldk/script_path.h"
 
 namespace rldk::cli {
 namespace {
@@ -86,7 +87,7 @@ int run_check(const CheckCliOptions& opts) {
   for (const auto& m : opts.compare) report.compare.metrics.push_back(MetricDictionary::builtin().canonical_name(m));
 
   ReplicaRunOptions run;
-  run.command = opts.command;
+  run.command = with_absolute_script(opts.command, std::filesystem::current_path().string());
   run.replicas = opts.replicas;
   run.parallel = opts.parallel != 0 ? opts.parallel : std::max(1u, std::thread::hardware_concurrency());
   run.parallel = std::min(run.parallel, run.replicas);
@@ -124,20 +125,7 @@ int run_check(const CheckCliOptions& opts) {
   }
   int64_t first_logged_step = 0;
   if (report.replica_errors.empty() && !runs.empty()) {
-    if (report.compare.metrics.empty()) {
-      // Default: the important canonical metrics every replica logged, else every metric they all logged.
-      auto in_all = [&](const std::string& name) {
-        return std::all_of(runs.begin(), runs.end(), [&](const Run& r) { return r.find(name) != nullptr; });
-      };
-      for (const auto& n : diff_default_signals()) {
-        if (in_all(n)) report.compare.metrics.push_back(n);
-      }
-      if (report.compare.metrics.empty()) {
-        for (const auto& [n, s] : runs.front().series) {
-          if (in_all(n)) report.compare.metrics.push_back(n);
-        }
-      }
-    }
+    if (report.compare.metrics.empty()) report.compare.metrics = default_replica_metrics(runs);
     first_logged_step = runs.front().first_step();
     report.comparison = compare_replicas(runs, report.compare);
   }
@@ -218,7 +206,7 @@ void add_check_determinism_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--work-dir", opts->work_dir,
                   "Folder for the replicas' working folders; must not hold an earlier check (default: OUT/replicas, replaced on "
                   "each run, else a new temporary folder)");
-  cmd->add_option("--out", opts->out_dir, "Write the determinism card here: determinism.json, .md, .html");
+  cmd->add_option("--out,--output-dir", opts->out_dir, "Write the determinism card here: determinism.json, .md, .html");
   cmd->add_flag("--json", opts->json, "Print the rldk.determinism/v1 JSON report instead of text");
   cmd->add_flag("--gate", opts->gate, "Exit 0 pass, 1 fail, 2 error (for CI)");
   cmd->add_flag("!--no-env-audit", opts->env_audit, "Skip the environment audit (Python probe, variables)");

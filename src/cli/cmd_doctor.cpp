@@ -4,32 +4,22 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "doctor_command.h"
 #include "report_output.h"
 #include "rldk/doctor.h"
 #include "rldk/reader.h"
 
 namespace rldk::cli {
-namespace {
-
-struct DoctorOptions {
-  std::string source;
-  std::string repo;
-  std::string python;
-  std::string out = "rldk_doctor";
-  bool no_env = false;
-  bool json = false;
-  std::string fail_on = "critical";
-};
 
 int run_doctor(const DoctorOptions& opts) {
   auto runs = read_runs(opts.source, scan_read_options());
   if (!runs.ok()) {
-    std::fprintf(stderr, "rldk doctor: %s\n", to_string(runs.error()).c_str());
+    std::fprintf(stderr, "%s: %s\n", opts.me, to_string(runs.error()).c_str());
     return EXIT_INPUT_ERROR;
   }
   if (runs->size() != 1) {
-    std::fprintf(stderr, "rldk doctor: %s holds %zu runs; point doctor at one run (use `rldk scan` for several)\n",
-                 opts.source.c_str(), runs->size());
+    std::fprintf(stderr, "%s: %s holds %zu runs; point doctor at one run (use `rldk scan` for several)\n",
+                 opts.me, opts.source.c_str(), runs->size());
     return EXIT_INPUT_ERROR;
   }
   const Run& run = runs->front();
@@ -47,11 +37,11 @@ int run_doctor(const DoctorOptions& opts) {
       report.audit = std::move(audit).value();
     } else {
       report.audit_error = to_string(audit.error());
-      std::fprintf(stderr, "rldk doctor: environment audit: %s\n", report.audit_error.c_str());
+      std::fprintf(stderr, "%s: environment audit: %s\n", opts.me, report.audit_error.c_str());
     }
   }
   Json doc = doctor_json(report);
-  if (!write_report_folder("rldk doctor", opts.out, {opts.source},
+  if (!write_report_folder(opts.me, opts.out, {opts.source},
                            {{"doctor.json", doc.dump() + "\n"},
                             {"doctor.md", doctor_markdown(report)},
                             {"doctor.html", doctor_html(report)}})) {
@@ -76,21 +66,22 @@ int run_doctor(const DoctorOptions& opts) {
   return findings_at_or_above({report.scan}, level) > 0 ? EXIT_FINDINGS : EXIT_OK;
 }
 
-}  // namespace
-
-void add_doctor_command(CLI::App& app, int& exit_code) {
-  auto opts = std::make_shared<DoctorOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "doctor", "Diagnose a run: scan its log for training failures, audit the environment (Python, torch flags, "
-                "seeding in the repository) and write a report card: DIR/doctor.json, doctor.md and doctor.html.");
-  cmd->add_option("run", opts->source, "Run log: a file or a folder holding one run")->required();
+void add_doctor_options(CLI::App* cmd, const std::shared_ptr<DoctorOptions>& opts) {
+  // --run-dir and --output-dir: the older tool's spelling of RUN and --out.
+  cmd->add_option("run,--run-dir", opts->source, "Run log: a file or a folder holding one run")->required();
   cmd->add_option("--repo", opts->repo, "Repository whose Python code the audit scans for seeding/determinism");
   cmd->add_option("--python", opts->python, "Python interpreter the trainer runs under (default: $VIRTUAL_ENV or python3)");
-  cmd->add_option("--out", opts->out, "Folder for doctor.json, doctor.md, doctor.html (default: rldk_doctor)");
+  cmd->add_option("--out,--output-dir", opts->out, "Folder for doctor.json, doctor.md, doctor.html (default: rldk_doctor)");
   cmd->add_flag("--no-env", opts->no_env, "Skip the environment audit");
   cmd->add_flag("--json", opts->json, "Print the rldk.doctor/v1 document instead of a summary");
   cmd->add_option("--fail-on", opts->fail_on, "Exit 1 when a finding at or above this severity is found")
       ->check(CLI::IsMember({"info", "warning", "critical", "never"}));
+}
+
+void add_doctor_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<DoctorOptions>();
+  CLI::App* cmd = app.add_subcommand("doctor", DOCTOR_HELP);
+  add_doctor_options(cmd, opts);
   cmd->callback([opts, &exit_code] { exit_code = run_doctor(*opts); });
 }
 

@@ -89,19 +89,22 @@ int run_env_audit_command(const EnvAuditCliOptions& opts) {
 
 }  // namespace
 
-void add_env_audit_command(CLI::App& app, int& exit_code) {
+void add_env_audit_command(CLI::App& app, int& exit_code) { add_env_audit_subcommand(app, exit_code, false); }
+
+void add_env_audit_subcommand(CLI::App& parent, int& exit_code, bool alias) {
   auto opts = std::make_shared<EnvAuditCliOptions>();
-  CLI::App* cmd = app.add_subcommand(
+  CLI::App* cmd = parent.add_subcommand(
       "env-audit",
-      "Check whether a training setup can reproduce a run: probes the Python environment (torch/CUDA versions, "
+      alias ? "Same as `rldk env-audit`." : "Check whether a training setup can reproduce a run: probes the Python environment (torch/CUDA versions, "
       "determinism flags, installed packages), reads the environment variables that change numerics, and scans "
       "the repository's Python code for seeding, deterministic algorithms, cudnn.benchmark and unseeded "
       "DataLoader shuffles. Exit 1 when a check fails (with --strict: also when one warns).");
-  cmd->add_option("dir", opts->dir, "Repository or Python file to scan (default: the current directory)");
+  // --repo-dir and --output-dir: the older tool's spelling of DIR and --out.
+  cmd->add_option("dir,--repo-dir", opts->dir, "Repository or Python file to scan (default: the current directory)");
   cmd->add_option("--python", opts->python,
                   "Interpreter the trainer runs under (default: $VIRTUAL_ENV/bin/python, else python3 on PATH)");
   cmd->add_flag("--json", opts->json, "Print the rldk.env-audit/v1 JSON report instead of Markdown");
-  cmd->add_option("--out", opts->out_dir, "Also write env_audit.json and env_audit.md into this folder");
+  cmd->add_option("--out,--output-dir", opts->out_dir, "Also write env_audit.json and env_audit.md into this folder");
   cmd->add_flag("--strict", opts->strict, "Exit 1 on warnings too");
   cmd->add_flag("!--no-probe", opts->probe, "Do not run Python; audit only the variables and the code");
   cmd->add_flag("!--no-packages", opts->packages, "Do not list installed packages (the lock)");

@@ -1,6 +1,7 @@
 // rldk evals compare|aggregate SOURCES...: is B really better than A, and how sure are we? Reads eval results (a
 // results table, per-item outputs, or eval/* metrics of run logs), prints the eval card, writes it with --out.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "commands.h"
@@ -180,6 +181,7 @@ struct SuiteCliOptions {
   double confidence = 0.95;
   bool json = false;
   std::string out;
+  std::string output_file;  // --output FILE (the older tool's flag): the JSON document written to FILE
 };
 
 int run_suite(const SuiteCliOptions& opts) {
@@ -200,6 +202,11 @@ int run_suite(const SuiteCliOptions& opts) {
   if (!opts.out.empty() && !write_report_folder(me, opts.out, opts.sources,
                                                 {{"eval_suite.json", json.dump()}, {"eval_suite.md", markdown}})) {
     return EXIT_INPUT_ERROR;
+  }
+  if (!opts.output_file.empty()) {
+    std::filesystem::path file(opts.output_file);
+    std::string dir = file.has_parent_path() ? file.parent_path().string() : ".";
+    if (!write_report_folder(me, dir, opts.sources, {{file.filename().string(), json.dump()}})) return EXIT_INPUT_ERROR;
   }
   print_text(stdout, opts.json ? json.dump() : markdown);
   return EXIT_OK;
@@ -263,6 +270,7 @@ void add_evals_command(CLI::App& app, int& exit_code) {
   CLI::App* validate = evals->add_subcommand(
       "validate", "What the readers make of eval results: arms, tasks, seeds and items per arm and task, skipped "
                   "rows, and the comparison design each task would get. Exit 2 when nothing can be read.");
+  validate->alias("validate-data");  // the older tool's name
   validate->add_option("sources", validate_opts->sources, "Eval results (as for compare)")->required();
   validate->add_option("--score-col", validate_opts->columns.score, "Score column");
   validate->add_option("--task-col", validate_opts->columns.task, "Task column");
@@ -273,6 +281,7 @@ void add_evals_command(CLI::App& app, int& exit_code) {
   CLI::App* suites = evals->add_subcommand(
       "suites", "List the eval suites and their probes (data/eval_suites.yaml): which column each measures and "
                 "which way is better.");
+  suites->alias("list-suites");  // the older tool's name
   suites->callback([&exit_code] {
     print_text(stdout, evals::suites_markdown(evals::builtin_suites()));
     exit_code = EXIT_OK;
@@ -293,6 +302,7 @@ void add_evals_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0.5, 0.999999));
   evaluate->add_flag("--json", suite_opts->json, "Print the rldk.evals-suite/v1 JSON document instead of Markdown");
   evaluate->add_option("--out", suite_opts->out, "Also write DIR/eval_suite.json and eval_suite.md");
+  evaluate->add_option("--output", suite_opts->output_file, "Also write the rldk.evals-suite/v1 JSON document to this file");
   evaluate->callback([suite_opts, &exit_code] { exit_code = run_suite(*suite_opts); });
   auto win_opts = std::make_shared<WinRateCliOptions>();
   CLI::App* winrate = evals->add_subcommand(

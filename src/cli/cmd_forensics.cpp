@@ -1,9 +1,12 @@
 // rldk forensics log-scan RUN (same as `rldk scan`), rldk forensics kl-drift RUN: a focused KL analysis, and
-// rldk forensics diff-ckpt A B (same as `rldk ckpt diff`).
+// rldk forensics diff-ckpt A B (same as `rldk ckpt diff`); doctor, compare-runs and env-audit are the same as
+// `rldk doctor`, `rldk diff` and `rldk env-audit` (the older tool's names).
 #include <cstdio>
 
 #include "ckpt_command.h"
 #include "commands.h"
+#include "diff_command.h"
+#include "doctor_command.h"
 #include "report_output.h"
 #include "rldk/doctor.h"
 #include "rldk/reader.h"
@@ -50,7 +53,8 @@ int run_kl_drift(const KlDriftOptions& opts) {
 
 void add_forensics_command(CLI::App& app, int& exit_code) {
   CLI::App* forensics =
-      app.add_subcommand("forensics", "Focused post-mortem analyses of a run (log-scan, kl-drift, diff-ckpt).");
+      app.add_subcommand("forensics", "Focused post-mortem analyses of a run (log-scan, kl-drift, diff-ckpt, and "
+                                      "doctor, compare-runs, env-audit as in the older tool).");
   forensics->require_subcommand(1);
 
   auto scan_opts = std::make_shared<ScanCommandOptions>();
@@ -75,6 +79,20 @@ void add_forensics_command(CLI::App& app, int& exit_code) {
   CLI::App* diff_ckpt = forensics->add_subcommand("diff-ckpt", "Same as `rldk ckpt diff`: compare two checkpoints.");
   add_ckpt_diff_options(diff_ckpt, ckpt_opts);
   diff_ckpt->callback([ckpt_opts, &exit_code] { exit_code = run_ckpt_diff(*ckpt_opts, "rldk forensics diff-ckpt"); });
+
+  auto doctor_opts = std::make_shared<DoctorOptions>();
+  doctor_opts->me = "rldk forensics doctor";
+  CLI::App* doctor = forensics->add_subcommand("doctor", "Same as `rldk doctor`: scan, environment audit, report card.");
+  add_doctor_options(doctor, doctor_opts);
+  doctor->callback([doctor_opts, &exit_code] { exit_code = run_doctor(*doctor_opts); });
+
+  auto diff_opts = std::make_shared<DiffCliOptions>();
+  diff_opts->me = "rldk forensics compare-runs";
+  CLI::App* compare = forensics->add_subcommand("compare-runs", "Same as `rldk diff`: where two runs part ways.");
+  add_diff_options(compare, diff_opts);
+  compare->callback([diff_opts, &exit_code] { exit_code = run_diff(*diff_opts); });
+
+  add_env_audit_subcommand(*forensics, exit_code, true);
 }
 
 }  // namespace rldk::cli

@@ -21,6 +21,7 @@ struct IngestOptions {
   bool raw_names = false;
   std::string run_id;
   std::string input_format = "auto";
+  std::string adapter;  // the older tool's --adapter NAME: accepted, the content decides
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -124,6 +125,13 @@ void add_ingest_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--run-id", opts->run_id, "Run id for points that carry none (default: from the file name)");
   cmd->add_option("--input-format", opts->input_format, "Read as this format instead of detecting it")
       ->check(CLI::IsMember({"auto", "jsonl", "json", "csv", "tsv", "console"}));
+  // The older tool picked a reader by name; here the format and the framework's metric names are recognised from
+  // the content, so the name is only checked to be one the older tool knew.
+  cmd->add_option("--adapter", opts->adapter,
+                  "Accepted for the older tool's command lines (trl, openrlhf, verl, wandb, custom_jsonl, ...); the "
+                  "format and the metric names are detected from the content")
+      ->check(CLI::IsMember({"trl", "openrlhf", "verl", "wandb", "custom_jsonl", "flexible", "grpo", "tensorboard",
+                             "mlflow"}));
   cmd->callback([opts, &exit_code] { exit_code = run_ingest(*opts); });
 }
 

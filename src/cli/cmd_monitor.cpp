@@ -1,6 +1,9 @@
 // rldk monitor: watch a training run live (or once, offline) with guard rules; warn, call webhooks, stop it.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "commands.h"
 #include "rldk/monitor_session.h"
@@ -15,12 +18,134 @@ struct MonitorCliOptions {
   std::vector<std::string> overrides;
   std::vector<std::string> webhooks;
   std::string input_format = "auto";
+  std::string alerts_path;  // --alerts FILE (the older tool's flag): alerts.jsonl written there instead of OUT/
+  std::string regex_name;   // --regex NAME: accepted; console lines are recognised without a named pattern
+  std::string from_wandb;   // ENTITY/PROJECT/RUN: the run's local .wandb file (offline or synced)
+  std::string from_mlflow;  // RUN_ID in MLflow's local file store
   bool quiet = false;
 };
+
+namespace fs = std::filesystem;
+
+// A W&B run lives on disk as <WANDB_DIR or .>/wandb/{run,offline-run}-<date>-<RUN>/run-<RUN>.wandb, for offline
+// runs and for synced ones alike; that file is what rldk follows. The hosted API is not polled.
+bool resolve_wandb(const std::string& path, std::vector<std::string>& sources) {
+  std::string run = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  const char* dir_env = std::getenv("WANDB_DIR");
+  fs::path root = fs::path(dir_env != nullptr && *dir_env != '\0' ? dir_env : ".") / "wandb";
+  std::error_code ec;
+  if (!run.empty() && fs::is_directory(root, ec)) {
+    for (const auto& entry : fs::directory_iterator(root, ec)) {
+      std::string name = entry.path().filename().string();
+      if (entry.is_directory() && name.size() > run.size() && name.ends_with("-" + run)) {
+        fs::path file = entry.path() / ("run-" + run + ".wandb");
+        if (fs::exists(file, ec)) {
+          sources.push_back(file.string());
+          return true;
+        }
+      }
+    }
+  }
+  std::fprintf(stderr, "rldk monitor: --from-wandb %s: no local run folder *-%s with run-%s.wandb under %s (set "
+                       "WANDB_DIR, or run the trainer with WANDB_MODE=offline); polling the W&B API is not built\n",
+               path.c_str(), run.c_str(), run.c_str(), root.string().c_str());
+  return false;
+}
+
+// MLflow's file store keeps a run at <store>/<experiment>/<RUN_ID>/ (the store: MLFLOW_TRACKING_URI as file:
+// URI or path, else ./mlruns). A tracking server (http:) is not polled yet.
+bool resolve_mlflow(const std::string& run_id, std::vector<std::string>& sources) {
+  const char* uri_env = std::getenv("MLFLOW_TRACKING_URI");
+  std::string uri = uri_env != nullptr ? uri_env : "";
+  if (uri.starts_with("http:") || uri.starts_with("https:") || uri.starts_with("databricks")) {
+    std::fprintf(stderr, "rldk monitor: --from-mlflow %s: polling an MLflow tracking server (%s) is not built yet; "
+                         "point rldk monitor at the server's file store or mlflow.db instead\n",
+                 run_id.c_str(), uri.c_str());
+    return false;
+  }
+  fs::path store = uri.empty() ? fs::path("mlruns") : fs::path(uri.starts_with("file://") ? uri.substr(7) : uri);
+  std::error_code ec;
+  if (fs::is_directory(store, ec)) {
+    for (const auto& experiment : fs::directory_iterator(store, ec)) {
+      fs::path run = experiment.path() / run_id;
+      if (!run_id.empty() && fs::is_directory(run / "metrics", ec)) {
+        sources.push_back(run.string());
+        return true;
+      }
+    }
+  }
+  std::fprintf(stderr, "rldk monitor: --from-mlflow %s: no run %s in the MLflow file store %s (set "
+                       "MLFLOW_TRACKING_URI to the store's path)\n",
+               run_id.c_str(), run_id.c_str(), store.string().c_str());
+  return false;
+}
+
+// The older tool's --preset named a field map (how a trainer names its metrics). Here the metric dictionary maps
+// every framework's names by itself, so those names are accepted and need nothing.
+constexpr const char* FIELD_MAP_NAMES[] = {"trl", "grpo", "accelerate", "openrlhf", "verl", "ppo", "dpo", "custom"};
+
+bool is_field_map(const std::string& name) {
+  for (const char* f : FIELD_MAP_NAMES) {
+    if (name == f) return true;
+  }
+  return false;
+}
+
+bool is_preset(const std::string& name) {
+  for (const auto& p : preset_names()) {
+    if (p == name) return true;
+  }
+  return false;
+}
+
+// --rules takes a rule file, or (as in the older tool) a preset name or a comma-separated list of them.
+// --preset takes a preset, or one of the older tool's field-map names (nothing to do, see above).
+// Returns false after printing the error when a word is none of these.
+bool sort_rule_words(MonitorCliOptions& cli) {
+  std::vector<std::string> files;
+  for (const auto& word : cli.rule_files) {
+    std::error_code ec;
+    if (std::filesystem::exists(word, ec)) {
+      files.push_back(word);
+      continue;
+    }
+    std::string rest = word;
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string part = rest.substr(0, comma);
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+      if (is_preset(part)) {
+        cli.presets.push_back(part);
+      } else {
+        std::string names;
+        for (const auto& p : preset_names()) names += (names.empty() ? "" : ", ") + p;
+        std::fprintf(stderr, "rldk monitor: --rules %s: no such rule file, and not a preset (%s)\n", part.c_str(),
+                     names.c_str());
+        return false;
+      }
+    }
+  }
+  cli.rule_files = std::move(files);
+  std::vector<std::string> presets;
+  for (const auto& name : cli.presets) {
+    if (!is_preset(name) && is_field_map(name)) {
+      std::fprintf(stderr, "rldk monitor: --preset %s: field maps are not needed here (metric names of every "
+                           "framework are mapped by the metric dictionary: rldk metrics list)\n", name.c_str());
+      continue;
+    }
+    presets.push_back(name);
+  }
+  cli.presets = std::move(presets);
+  return true;
+}
 
 int run(MonitorCliOptions& cli) {
   MonitorOptions& opts = cli.monitor;
   RuleSet rules;
+  if (!sort_rule_words(cli)) return EXIT_INPUT_ERROR;
+  if (!cli.from_wandb.empty() && !resolve_wandb(cli.from_wandb, opts.sources)) return EXIT_INPUT_ERROR;
+  if (!cli.from_mlflow.empty() && !resolve_mlflow(cli.from_mlflow, opts.sources)) return EXIT_INPUT_ERROR;
+  if (!cli.alerts_path.empty()) opts.actions.alerts_jsonl = cli.alerts_path;
   if (cli.presets.empty() && cli.rule_files.empty()) {
     cli.presets.push_back("grpo_safe");
     std::fprintf(stderr, "rldk monitor: no --preset or --rules given; using the grpo_safe preset\n");
@@ -59,12 +184,19 @@ int run(MonitorCliOptions& cli) {
   }
   if (opts.sources.empty() && opts.command.empty() && opts.rollouts.empty()) {
     const char* env = std::getenv("RLDK_METRICS_PATH");
-    if (env == nullptr || *env == '\0') {
+    struct stat in {};
+    bool piped = ::fstat(0, &in) == 0 && (S_ISFIFO(in.st_mode) || S_ISREG(in.st_mode) || S_ISSOCK(in.st_mode));
+    if ((env == nullptr || *env == '\0') && piped) {
+      // `python train.py | rldk monitor ...` (or `< run.jsonl`): what comes in on stdin is the source; a terminal
+      // or /dev/null is not.
+      opts.sources.push_back("-");
+    } else if (env == nullptr || *env == '\0') {
       std::fprintf(stderr, "rldk monitor: nothing to watch: give a metrics file or folder, - for stdin, --cmd "
                            "\"python train.py ...\", --rollouts DIR, or set RLDK_METRICS_PATH\n");
       return EXIT_INPUT_ERROR;
+    } else {
+      opts.sources.push_back(env);
     }
-    opts.sources.push_back(env);
   }
   if (opts.once && !opts.command.empty()) {
     std::fprintf(stderr, "rldk monitor: --once reads finished logs; it cannot be combined with --cmd\n");
@@ -92,6 +224,14 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
       "error; 3 the trainer exited with an error on its own.");
   cmd->add_option("sources", o.sources,
                   "Metrics to follow: files (may not exist yet), folders (newest run file), or - for stdin");
+  cmd->add_option("--stream", o.sources, "Same as giving SRC: a metrics file, folder or - (the older tool's flag)")
+      ->allow_extra_args(false);
+  cmd->add_option("--from-wandb", cli->from_wandb,
+                  "ENTITY/PROJECT/RUN: follow that W&B run's local log (wandb/*-RUN/run-RUN.wandb under WANDB_DIR "
+                  "or .); the hosted API is not polled");
+  cmd->add_option("--from-mlflow", cli->from_mlflow,
+                  "RUN_ID: follow that run in MLflow's file store (MLFLOW_TRACKING_URI as a path, else ./mlruns); "
+                  "a tracking server is not polled yet");
   cmd->add_option("--rollouts", o.rollouts,
                   "Folder of per-step sample files to follow (TRL's completions/ or the trainer's output folder, "
                   "verl's rollout_data_dir): each new step gives rollout/sampled_reward_mean, rollout/length_reward_corr, "
@@ -101,15 +241,30 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cmd", o.command, "Launch this trainer, read its output and RLDK_METRICS_PATH, stop it on a stop action");
   cmd->add_option("--pid", o.pid, "Stop this running trainer on a stop action (a positive pid of a running process; "
                                   "checked to be the same process)");
-  cmd->add_option("--preset", cli->presets, "Built-in rule preset (see `rldk rules list`); repeatable")->allow_extra_args(false);
-  cmd->add_option("--rules", cli->rule_files, "Rule file (YAML); repeatable")->allow_extra_args(false);
+  cmd->add_option("--preset", cli->presets,
+                  "Built-in rule preset (see `rldk rules list`); repeatable. The older tool's field-map names (trl, "
+                  "grpo, accelerate, ...) are accepted and need nothing: metric names are mapped automatically")
+      ->allow_extra_args(false);
+  cmd->add_option("--rules", cli->rule_files,
+                  "Rule file (YAML), or a preset name or comma-separated preset names; repeatable")
+      ->allow_extra_args(false);
   cmd->add_option("--set-rule", cli->overrides, "Override a rule field: ID.FIELD=VALUE (e.g. grpo_safe_kl_spike.condition=\"value > 0.5\")")->allow_extra_args(false);
-  cmd->add_option("--webhook", cli->webhooks, "POST every alert to this URL (Slack-compatible JSON); repeatable")->allow_extra_args(false);
+  cmd->add_option("--webhook,--alert-webhook", cli->webhooks, "POST every alert to this URL (Slack-compatible JSON); repeatable")->allow_extra_args(false);
   cmd->add_option("--out", o.out_dir, "Folder for alerts.jsonl, alerts.txt and report.json")->capture_default_str();
+  cmd->add_option("--alerts", cli->alerts_path, "Write alerts.jsonl to this file instead of OUT/alerts.jsonl");
+  cmd->add_option("--report", o.report_path, "Write report.json to this file instead of OUT/report.json");
+  cmd->add_option("--regex", cli->regex_name,
+                  "Accepted for the older tool's command lines: console metrics (HF/TRL dicts, OpenRLHF, verl, "
+                  "key=value) are recognised without naming a pattern");
   cmd->add_option("--fail-on", o.fail_on, "Exit 1 when an alert at this level fired")
       ->check(CLI::IsMember({"never", "warn", "stop"}))
       ->capture_default_str();
   cmd->add_option("--metrics-path", o.metrics_path, "With --cmd: file the trainer writes metrics to (exported as RLDK_METRICS_PATH; default OUT/metrics.jsonl)");
+  cmd->add_option("--sys-interval", o.sys_sample_seconds,
+                  "With --cmd: seconds between samples of the trainer's process tree (RSS, CPU, open files) as sys/* "
+                  "metrics of run \"sys\", also written to OUT/sys.jsonl; 0: off")
+      ->capture_default_str()
+      ->check(FiniteNonNegative());
   cmd->add_option("--stop-grace", o.stop_grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping")->capture_default_str();
   cmd->add_option("--idle-exit", o.idle_exit_seconds, "Without --cmd: exit after this many seconds without new data (0: never)");
   cmd->add_option("--action-deadline", o.actions.deadline_seconds,

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "rldk/script_path.h"
 #include "report_output.h"
 #include "replica_work_root.h"
 #include "rldk/compare.h"
@@ -56,7 +57,7 @@ int run_replay(const ReplayCliOptions& opts) {
     std::fprintf(stderr, "%s: --command: %s\n", me, command.error().message.c_str());
     return EXIT_INPUT_ERROR;
   }
-  report.command = command.value();
+  report.command = with_absolute_script(command.value(), std::filesystem::current_path().string());
 
   ReplicaRunOptions run;
   run.command = report.command;
@@ -139,7 +140,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option("--seed", opts->seed, "Seed to use (default: the run's metadata `seed`, or its logged `seed` value)");
   cmd->add_option("--run-id", opts->run_id, "Run id to take when the source holds several runs");
-  cmd->add_option("--compare", opts->compare,
+  cmd->add_option("--compare,--metrics", opts->compare,
                   "Metrics to compare, comma-separated (default: the important canonical metrics both logged)")
       ->delimiter(',');
   cmd->add_option("--rtol", opts->rtol, "Relative tolerance")->capture_default_str()->check(FiniteNonNegative());

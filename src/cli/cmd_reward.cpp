@@ -28,9 +28,23 @@ struct RewardCliOptions {
   bool json = false;
   bool gate = false;
   std::string out;
+  std::string reference;  // the older tool's --reference BASELINE: refused with a clear line (not built)
 };
 
 int run_reward_health(const RewardCliOptions& opts, const char* me, bool length_only) {
+  if (!opts.reference.empty()) {
+    std::fprintf(stderr, "%s: --reference %s: judging rollouts against a baseline run's rollouts is not built; "
+                         "compare two reward models with `rldk reward drift A B`, or the runs' logs with "
+                         "`rldk diff A B`\n", me, opts.reference.c_str());
+    return EXIT_INPUT_ERROR;
+  }
+  std::error_code ec;
+  if (!opts.columns.gold.empty() && std::filesystem::is_regular_file(opts.columns.gold, ec)) {
+    std::fprintf(stderr, "%s: --gold %s: here --gold names the samples' gold-score column; a separate file of gold "
+                         "results is not joined (add the gold score to each sample as a column, e.g. gold)\n",
+                 me, opts.columns.gold.c_str());
+    return EXIT_INPUT_ERROR;
+  }
   RewardHealthOptions options;
   if (!opts.range.empty()) {
     if (opts.range.size() != 2 || !(opts.range[0] < opts.range[1])) {
@@ -91,10 +105,13 @@ int run_reward_health(const RewardCliOptions& opts, const char* me, bool length_
 }
 
 void add_health_options(CLI::App* cmd, const std::shared_ptr<RewardCliOptions>& o) {
-  cmd->add_option("samples", o->sources,
+  // --run, --run-path and --scores are the older tool's spellings of SAMPLES.
+  cmd->add_option("samples,--run,--run-path,--scores", o->sources,
                   "Sample files or folders: TRL's completions/ Parquet (or the trainer's output folder), verl "
                   "rollout dumps ({step}.jsonl), JSONL or Parquet score files")
       ->required();
+  cmd->add_option("--reference", o->reference, "Not built: a baseline run's rollouts (the older tool's flag); "
+                                               "refused with a message");
   cmd->add_option("--reward-col", o->columns.rewards,
                   "Reward column to judge; repeatable (default: every numeric column that is not the step, "
                   "advantage or gold)");
@@ -125,7 +142,7 @@ void add_health_options(CLI::App* cmd, const std::shared_ptr<RewardCliOptions>& 
       ->expected(2)
       ->check(CLI::Number);
   cmd->add_flag("--json", o->json, "Print the rldk.reward-health/v1 JSON document instead of Markdown");
-  cmd->add_option("--out", o->out, "Also write DIR/reward_health.json, reward_health.md and the reward card reward_health.html");
+  cmd->add_option("--out,--output-dir", o->out, "Also write DIR/reward_health.json, reward_health.md and the reward card reward_health.html");
   cmd->add_flag("--gate", o->gate, "Exit 1 when a check finds a warning or a critical problem");
 }
 
@@ -315,11 +332,12 @@ void add_drift_command(CLI::App* reward, int& exit_code) {
   cmd->add_option("--seed", o->seed, "Seed of the bootstrap")->capture_default_str();
   cmd->add_option("--bootstrap", o->bootstrap, "Bootstrap resamples")->capture_default_str()->check(CLI::Range(100, 1000000));
   cmd->add_flag("--json", o->json, "Print the rldk.reward-drift/v1 JSON document instead of Markdown");
-  cmd->add_option("--out", o->out,
+  cmd->add_option("--out,--output-dir", o->out,
                   "Also write DIR/reward_drift.json, reward_drift.md, the drift card reward_drift.html (and a "
                   "reward model's scores, "
                   "reward_drift_scores_a.jsonl / _b.jsonl)");
   cmd->add_flag("--gate", o->gate, "Exit 1 unless the verdict is agree");
+  cmd->alias("reward-drift");  // the older tool's name
   cmd->callback([o, &exit_code] { exit_code = run_reward_drift(*o); });
 }
 
@@ -336,6 +354,7 @@ void add_reward_command(CLI::App& app, int& exit_code) {
       "health", "Every reward-model check on per-sample rollouts, with intervals and p-values; a check whose "
                 "inputs are missing says so. Exit 1 with --gate when one finds a problem.");
   add_health_options(health, health_opts);
+  health->alias("reward-health");  // the older tool's name
   health->callback([health_opts, &exit_code] { exit_code = run_reward_health(*health_opts, "rldk reward health", false); });
   auto length_opts = std::make_shared<RewardCliOptions>();
   CLI::App* length = reward->add_subcommand(
@@ -345,6 +364,12 @@ void add_reward_command(CLI::App& app, int& exit_code) {
   length->callback(
       [length_opts, &exit_code] { exit_code = run_reward_health(*length_opts, "rldk reward length-bias", true); });
   add_drift_command(reward, exit_code);
+
+  // The older tool's top-level `rldk reward-health --run ...`.
+  auto top_opts = std::make_shared<RewardCliOptions>();
+  CLI::App* top = app.add_subcommand("reward-health", "Same as `rldk reward health`.");
+  add_health_options(top, top_opts);
+  top->callback([top_opts, &exit_code] { exit_code = run_reward_health(*top_opts, "rldk reward-health", false); });
 }
 
 }  // namespace rldk::cli

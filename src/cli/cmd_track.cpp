@@ -43,7 +43,19 @@ int run_track_diff(const TrackDiffOptions& opts) {
 void add_track_command(CLI::App& app, int& exit_code) {
   CLI::App* track = app.add_subcommand(
       "track", "Experiment manifests (written by rldk.tracking in Python): compare what two runs were made of.");
-  track->require_subcommand(1);
+  // The older tool's `rldk track NAME [--interactive]` started tracking from the shell. Here a manifest is written
+  // by the training process itself, so NAME gets one line saying where that happens instead of a parse error.
+  auto older_name = std::make_shared<std::string>();
+  track->add_option("name", *older_name, "")->group("");
+  track->allow_extras();
+  track->callback([track, older_name, &exit_code] {
+    if (!track->get_subcommands().empty()) return;
+    std::fprintf(stderr, "rldk track: %s: experiments are tracked from inside the training script "
+                         "(rldk.tracking.ExperimentTracker, or the TRL callback's tracker=; docs/tracking.md); "
+                         "this command compares two runs' manifests: rldk track diff A B\n",
+                 older_name->empty() ? "no subcommand" : older_name->c_str());
+    exit_code = EXIT_INPUT_ERROR;
+  });
   auto opts = std::make_shared<TrackDiffOptions>();
   CLI::App* diff = track->add_subcommand(
       "diff",

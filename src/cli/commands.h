@@ -24,6 +24,8 @@ void add_scan_command(CLI::App& app, int& exit_code);
 void add_forensics_command(CLI::App& app, int& exit_code);
 void add_doctor_command(CLI::App& app, int& exit_code);
 void add_env_audit_command(CLI::App& app, int& exit_code);
+// env-audit under `parent` (also `rldk forensics env-audit`); `alias` gives it the one-line "same as" help.
+void add_env_audit_subcommand(CLI::App& parent, int& exit_code, bool alias);
 void add_seed_command(CLI::App& app, int& exit_code);
 void add_bisect_command(CLI::App& app, int& exit_code);
 void add_diff_command(CLI::App& app, int& exit_code);
@@ -34,5 +36,10 @@ void add_evals_command(CLI::App& app, int& exit_code);
 void add_ckpt_command(CLI::App& app, int& exit_code);
 void add_track_command(CLI::App& app, int& exit_code);
 void add_lineage_command(CLI::App& app, int& exit_code);
+void add_card_command(CLI::App& app, int& exit_code);
+void add_emit_command(CLI::App& app, int& exit_code);
+void add_profile_command(CLI::App& app, int& exit_code);
+// The older tool's command names that map onto no command of ours: one line with their status and replacement.
+void add_older_tool_commands(CLI::App& app, int& exit_code);
 
 }  // namespace rldk::cli

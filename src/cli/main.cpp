@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "commands.h"
+#include "unknown_word.h"
 #include "rldk/terminal_text.h"
 #include "rldk/version.h"
 
@@ -33,9 +34,16 @@ int main(int argc, char** argv) {
   rldk::cli::add_ckpt_command(app, exit_code);
   rldk::cli::add_track_command(app, exit_code);
   rldk::cli::add_lineage_command(app, exit_code);
+  rldk::cli::add_card_command(app, exit_code);
+  rldk::cli::add_emit_command(app, exit_code);
+  rldk::cli::add_profile_command(app, exit_code);
+  rldk::cli::add_older_tool_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A word the parser did not know is named on one line with the nearest command or option, not buried in help.
+    bool help_or_version = e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success);
+    if (!help_or_version && rldk::cli::explain_unknown_word(app, argc, argv)) return rldk::cli::EXIT_INPUT_ERROR;
     int code = app.exit(e);
     return code == 0 ? rldk::cli::EXIT_OK : rldk::cli::EXIT_INPUT_ERROR;
   } catch (const std::exception& e) {

@@ -17,11 +17,13 @@
 
 #include "act/monitor_outputs.h"
 #include "io/source_files.h"
+#include "rldk/event_writer.h"
 #include "rldk/follow.h"
 #include "rldk/monitor.h"
 #include "rldk/output_file.h"
 #include "rldk/rollout_metrics.h"
 #include "rldk/terminal_text.h"
+#include "sys/process_tree.h"
 
 namespace rldk {
 namespace {
@@ -231,7 +233,8 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   ActionOptions action_options = options.actions;
   if (action_options.alerts_jsonl.empty()) action_options.alerts_jsonl = (fs::path(options.out_dir) / "alerts.jsonl").string();
   if (action_options.alerts_txt.empty()) action_options.alerts_txt = (fs::path(options.out_dir) / "alerts.txt").string();
-  const std::string report_path = (fs::path(options.out_dir) / "report.json").string();
+  const std::string report_path =
+      options.report_path.empty() ? (fs::path(options.out_dir) / "report.json").string() : options.report_path;
   if (Status s = act::check_monitor_outputs({action_options.alerts_jsonl, action_options.alerts_txt, report_path},
                                             read_paths, "--out " + options.out_dir);
       !s.ok()) {
@@ -244,6 +247,17 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     result.exit_code = MONITOR_EXIT_INPUT_ERROR;
     result.error = options.out_dir + ": cannot create the output folder: " + ec.message();
     return result;
+  }
+  // Alerts and the report may be named files elsewhere (--alerts, --report): their folders are made too.
+  for (const std::string& file : {action_options.alerts_jsonl, report_path}) {
+    fs::path parent = fs::path(file).parent_path();
+    if (parent.empty()) continue;
+    fs::create_directories(parent, ec);
+    if (ec) {
+      result.exit_code = MONITOR_EXIT_INPUT_ERROR;
+      result.error = parent.string() + ": cannot create the folder for " + file + ": " + ec.message();
+      return result;
+    }
   }
   RuleEngine engine(std::move(rules));
   std::vector<Alert> alerts;
@@ -433,6 +447,46 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     }
   }
 
+  // The trainer's process tree, sampled as sys/* metrics: a leak shows even when the trainer logs no memory.
+  std::unique_ptr<EventWriter> sys_writer;
+  int64_t sys_samples = 0;
+  double last_cpu_seconds = NAN;
+  auto last_sys_sample = std::chrono::steady_clock::now();
+  auto sample_system = [&] {
+    if (!child || options.sys_sample_seconds <= 0) return;
+    auto now = std::chrono::steady_clock::now();
+    double since = std::chrono::duration<double>(now - last_sys_sample).count();
+    if (sys_samples > 0 && since < options.sys_sample_seconds) return;
+    auto sample = sys::sample_process_tree(child->pid());
+    // No resident memory: the trainer is between fork and exec, or exiting; not a reading of its use.
+    if (!sample || sample->rss_bytes == 0) return;
+    last_sys_sample = now;
+    ++sys_samples;
+    double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    std::vector<std::pair<std::string, double>> values = {
+        {"sys/rss", static_cast<double>(sample->rss_bytes)},
+        {"sys/open_files", static_cast<double>(sample->open_files)},
+        {"sys/processes", static_cast<double>(sample->processes)}};
+    if (std::isfinite(last_cpu_seconds) && since > 0) {
+      values.emplace_back("sys/cpu_percent", 100.0 * (sample->cpu_seconds - last_cpu_seconds) / since);
+    }
+    last_cpu_seconds = sample->cpu_seconds;
+    if (!sys_writer) {
+      auto opened = EventWriter::open((fs::path(options.out_dir) / "sys.jsonl").string(), "sys", false);
+      if (opened.ok()) sys_writer = std::move(opened).value();
+    }
+    if (sys_writer) (void)sys_writer->log_metrics(sys_samples, values);
+    for (const auto& [name, value] : values) {
+      Observation o;
+      o.run_id = "sys";
+      o.name = o.raw_name = name;
+      o.step = sys_samples;
+      o.value = value;
+      o.time = wall;
+      engine.observe(std::move(o), alerts);
+    }
+  };
+
   auto last_data = std::chrono::steady_clock::now();
   bool child_done = false;
   for (;;) {
@@ -444,6 +498,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     if (child) {
       child->read_output(on_child_output);
       if (!child_done && child->try_wait() && !child->output_open()) child_done = true;
+      if (!child_done) sample_system();
     }
     if (!options.once) got += observe_rollouts(false);
     engine.flush(alerts);

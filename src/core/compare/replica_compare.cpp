@@ -158,4 +158,21 @@ Result<Run> load_replica_metrics(const ReplicaOutcome& outcome, const ReadOption
                outcome.work_dir};
 }
 
+std::vector<std::string> default_replica_metrics(const std::vector<Run>& replicas) {
+  std::vector<std::string> names;
+  if (replicas.empty()) return names;
+  auto in_all = [&](const std::string& name) {
+    return std::all_of(replicas.begin(), replicas.end(), [&](const Run& r) { return r.find(name) != nullptr; });
+  };
+  for (const auto& n : diff_default_signals()) {
+    if (in_all(n)) names.push_back(n);
+  }
+  if (names.empty()) {
+    for (const auto& [n, s] : replicas.front().series) {
+      if (in_all(n)) names.push_back(n);
+    }
+  }
+  return names;
+}
+
 }  // namespace rldk

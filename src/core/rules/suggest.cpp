@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-namespace rldk::rules {
+namespace rldk {
 namespace {
-
-// Two edits catch a swapped pair or a missing and a wrong letter ("vlaue", "maen"); more suggests unrelated names.
-constexpr size_t MAX_SUGGESTION_DISTANCE = 2;
 
 // Optimal-string-alignment distance: insertions, deletions, substitutions and swaps of neighbours cost one each.
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -30,12 +27,15 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string_view closest_name(std::string_view word, std::span<const std::string_view> candidates) {
+// The default of two edits catches a swapped pair or a missing and a wrong letter ("vlaue", "maen"); more suggests
+// unrelated names in short words.
+std::string_view closest_name(std::string_view word, std::span<const std::string_view> candidates,
+                              size_t max_distance) {
   // Words in rules are short; a long token cannot be a typo of a known name and would only cost time.
   constexpr size_t MAX_WORD = 32;
   if (word.size() > MAX_WORD) return {};
   std::string_view best;
-  size_t best_distance = MAX_SUGGESTION_DISTANCE + 1;
+  size_t best_distance = max_distance + 1;
   for (auto c : candidates) {
     size_t d = edit_distance(word, c);
     if (d < best_distance && d < word.size()) {
@@ -46,4 +46,4 @@ std::string_view closest_name(std::string_view word, std::span<const std::string
   return best;
 }
 
-}  // namespace rldk::rules
+}  // namespace rldk
