@@ -76,10 +76,10 @@ std::optional<ProcessTreeSample> sample_process_tree(pid_t root) {
   static const long page = ::sysconf(_SC_PAGESIZE);
   static const long ticks = ::sysconf(_SC_CLK_TCK);
   ProcessTreeSample sample;
-  std::vector<pid_t> todo{root};
-  while (!todo.empty()) {
-    pid_t pid = todo.back();
-    todo.pop_back();
+  std::vector<pid_t> pending{root};
+  while (!pending.empty()) {
+    pid_t pid = pending.back();
+    pending.pop_back();
     const ProcUsage& u = all[pid];
     sample.rss_bytes += u.rss_pages * static_cast<uint64_t>(page > 0 ? page : 4096);
     sample.cpu_seconds += static_cast<double>(u.cpu_ticks) / static_cast<double>(ticks > 0 ? ticks : 100);
@@ -87,7 +87,7 @@ std::optional<ProcessTreeSample> sample_process_tree(pid_t root) {
     ++sample.processes;
     auto [first, last] = children.equal_range(pid);
     for (auto it = first; it != last; ++it) {
-      if (it->second != pid) todo.push_back(it->second);
+      if (it->second != pid) pending.push_back(it->second);
     }
   }
   return sample;
