@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything rldk needs to build and test, then rldk itself, into .venv/. Idempotent: a second run with
 # nothing changed only checks (a few seconds).
-#   1. Debian packages: compiler, CMake, Ninja and the C++ libraries (zlib, zstd, yaml-cpp, CLI11, GoogleTest, xxHash, simdjson),
+#   1. Debian packages: compiler, ccache, CMake, Ninja and the C++ libraries (zlib, zstd, yaml-cpp, CLI11, GoogleTest, xxHash, simdjson),
 #      clang for the libFuzzer targets, headless Chromium (and a font) to look at the HTML cards in the tests.
 #   2. A Python virtual environment .venv/ with the build and test requirements (requirements-dev.txt).
 #   3. `pip install .`: the Python package rldk and the native `rldk` command, rebuilt only when sources changed.
@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(g++ cmake ninja-build pkg-config zlib1g-dev libzstd-dev zstd libyaml-cpp-dev libcli11-dev libgtest-dev
-              libcurl4-openssl-dev libsqlite3-dev libxxhash-dev libsimdjson-dev
+              libcurl4-openssl-dev libsqlite3-dev libxxhash-dev libsimdjson-dev ccache
               clang-14 libclang-rt-14-dev python3-venv
               chromium fonts-dejavu-core)
 
@@ -65,7 +65,9 @@ src_stamp=$(find CMakeLists.txt pyproject.toml cmake data include src python -ty
               -print0 | sort -z | xargs -0 sha1sum | sha1sum | cut -c1-40)
 if [[ "$(cat .venv/.rldk-stamp 2>/dev/null)" != "$src_stamp" ]] || ! .venv/bin/rldk --version >/dev/null 2>&1; then
   echo "setup: building and installing rldk (pip install .)"
-  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
+  # CXX: pip's build would take Python's own compiler name (g++); a plain cmake configure takes c++. ccache keys on
+  # the name, so with the same name the release build reuses every engine object this build compiles.
+  CXX=${CXX:-c++} CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
     pip_quiet "^WARNING: Running pip as" install -q --no-build-isolation --no-deps . ||
     { echo "setup: building and installing rldk failed (its output is above)" >&2; exit 1; }
   .venv/bin/rldk --version >/dev/null || { echo "setup: rldk did not install" >&2; exit 1; }
