@@ -22,6 +22,15 @@ struct MonitorOptions {
   // Folders of per-step sample files (TRL's completions/, verl's rollout_data_dir) turned into rollout metrics
   // (rldk/rollout_metrics.h) as each step's file appears; run id "rollouts".
   std::vector<std::string> rollouts;
+  // Runs on MLflow tracking servers, read through the REST API every `server_poll_seconds` (live) or once to their
+  // end (--once); credentials from MLflow's environment variables. A live session ends when every input has ended:
+  // such a run has a final status and nothing new.
+  struct TrackingServerRun {
+    std::string tracking_uri;  // http(s)://host:port
+    std::string run_id;
+  };
+  std::vector<TrackingServerRun> mlflow_runs;
+  double server_poll_seconds = 5.0;
   bool once = false;                  // read the sources to their end, report and exit (no following)
   std::string command;                // launch this trainer (through /bin/sh) and watch it
   bool read_command_output = true;    // parse the trainer's stdout/stderr for metrics too

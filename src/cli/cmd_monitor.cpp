@@ -21,7 +21,7 @@ struct MonitorCliOptions {
   std::string alerts_path;  // --alerts FILE (the older tool's flag): alerts.jsonl written there instead of OUT/
   std::string regex_name;   // --regex NAME: accepted; console lines are recognised without a named pattern
   std::string from_wandb;   // ENTITY/PROJECT/RUN: the run's local .wandb file (offline or synced)
-  std::string from_mlflow;  // RUN_ID in MLflow's local file store
+  std::string from_mlflow;  // RUN_ID on the tracking server or in the file store MLFLOW_TRACKING_URI names
   bool quiet = false;
 };
 
@@ -52,14 +52,19 @@ bool resolve_wandb(const std::string& path, std::vector<std::string>& sources) {
   return false;
 }
 
-// MLflow's file store keeps a run at <store>/<experiment>/<RUN_ID>/ (the store: MLFLOW_TRACKING_URI as file:
-// URI or path, else ./mlruns). A tracking server (http:) is not polled yet.
-bool resolve_mlflow(const std::string& run_id, std::vector<std::string>& sources) {
+// --from-mlflow RUN_ID: with MLFLOW_TRACKING_URI naming a tracking server (http:, https:), the run is polled through
+// the server's REST API; otherwise it is followed in MLflow's file store, <store>/<experiment>/<RUN_ID>/ (the store:
+// MLFLOW_TRACKING_URI as a file: URI or path, else ./mlruns).
+bool resolve_mlflow(const std::string& run_id, MonitorOptions& options) {
   const char* uri_env = std::getenv("MLFLOW_TRACKING_URI");
   std::string uri = uri_env != nullptr ? uri_env : "";
-  if (uri.starts_with("http:") || uri.starts_with("https:") || uri.starts_with("databricks")) {
-    std::fprintf(stderr, "rldk monitor: --from-mlflow %s: polling an MLflow tracking server (%s) is not built yet; "
-                         "point rldk monitor at the server's file store or mlflow.db instead\n",
+  if (uri.starts_with("http:") || uri.starts_with("https:")) {
+    options.mlflow_runs.push_back({uri, run_id});
+    return true;
+  }
+  if (uri.starts_with("databricks")) {
+    std::fprintf(stderr, "rldk monitor: --from-mlflow %s: Databricks-hosted MLflow (%s) is not supported; give "
+                         "MLFLOW_TRACKING_URI as the http(s) address of an MLflow tracking server\n",
                  run_id.c_str(), uri.c_str());
     return false;
   }
@@ -69,13 +74,13 @@ bool resolve_mlflow(const std::string& run_id, std::vector<std::string>& sources
     for (const auto& experiment : fs::directory_iterator(store, ec)) {
       fs::path run = experiment.path() / run_id;
       if (!run_id.empty() && fs::is_directory(run / "metrics", ec)) {
-        sources.push_back(run.string());
+        options.sources.push_back(run.string());
         return true;
       }
     }
   }
   std::fprintf(stderr, "rldk monitor: --from-mlflow %s: no run %s in the MLflow file store %s (set "
-                       "MLFLOW_TRACKING_URI to the store's path)\n",
+                       "MLFLOW_TRACKING_URI to the store's path, or to a tracking server's http address)\n",
                run_id.c_str(), run_id.c_str(), store.string().c_str());
   return false;
 }
@@ -144,7 +149,7 @@ int run(MonitorCliOptions& cli) {
   RuleSet rules;
   if (!sort_rule_words(cli)) return EXIT_INPUT_ERROR;
   if (!cli.from_wandb.empty() && !resolve_wandb(cli.from_wandb, opts.sources)) return EXIT_INPUT_ERROR;
-  if (!cli.from_mlflow.empty() && !resolve_mlflow(cli.from_mlflow, opts.sources)) return EXIT_INPUT_ERROR;
+  if (!cli.from_mlflow.empty() && !resolve_mlflow(cli.from_mlflow, opts)) return EXIT_INPUT_ERROR;
   if (!cli.alerts_path.empty()) opts.actions.alerts_jsonl = cli.alerts_path;
   if (cli.presets.empty() && cli.rule_files.empty()) {
     cli.presets.push_back("grpo_safe");
@@ -182,7 +187,7 @@ int run(MonitorCliOptions& cli) {
   for (const auto& url : cli.webhooks) {
     for (auto& r : rules.rules) r.actions.push_back(RuleAction{"http", {{"url", url}}, {}});
   }
-  if (opts.sources.empty() && opts.command.empty() && opts.rollouts.empty()) {
+  if (opts.sources.empty() && opts.command.empty() && opts.rollouts.empty() && opts.mlflow_runs.empty()) {
     const char* env = std::getenv("RLDK_METRICS_PATH");
     struct stat in {};
     bool piped = ::fstat(0, &in) == 0 && (S_ISFIFO(in.st_mode) || S_ISREG(in.st_mode) || S_ISSOCK(in.st_mode));
@@ -230,8 +235,14 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
                   "ENTITY/PROJECT/RUN: follow that W&B run's local log (wandb/*-RUN/run-RUN.wandb under WANDB_DIR "
                   "or .); the hosted API is not polled");
   cmd->add_option("--from-mlflow", cli->from_mlflow,
-                  "RUN_ID: follow that run in MLflow's file store (MLFLOW_TRACKING_URI as a path, else ./mlruns); "
-                  "a tracking server is not polled yet");
+                  "RUN_ID: follow that MLflow run: on the tracking server MLFLOW_TRACKING_URI names (http(s)://..., "
+                  "polled through its REST API every --poll-interval seconds; MLFLOW_TRACKING_TOKEN or "
+                  "MLFLOW_TRACKING_USERNAME/PASSWORD for credentials; the session ends when the run has ended), or "
+                  "in a file store (MLFLOW_TRACKING_URI as a path, else ./mlruns)");
+  cmd->add_option("--poll-interval", o.server_poll_seconds,
+                  "Seconds between two requests for new values of a tracking-server run (--from-mlflow)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--rollouts", o.rollouts,
                   "Folder of per-step sample files to follow (TRL's completions/ or the trainer's output folder, "
                   "verl's rollout_data_dir): each new step gives rollout/sampled_reward_mean, rollout/length_reward_corr, "

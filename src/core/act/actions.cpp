@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "act/action_queue.h"
-#include "act/webhook.h"
+#include "act/http.h"
 #include "io/time_parse.h"
 #include "rldk/output_file.h"
 #include "rldk/placeholders.h"

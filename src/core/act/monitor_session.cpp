@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "act/monitor_outputs.h"
+#include "io/mlflow_server.h"
 #include "io/source_files.h"
 #include "rldk/event_writer.h"
 #include "rldk/follow.h"
@@ -80,7 +81,8 @@ class ObservationSink final : public PointSink {
 // since the new content starts over).
 struct Input {
   std::string name;
-  std::variant<std::monostate, FileFollower, DirectoryFollower, FdSource> source;
+  std::variant<std::monostate, FileFollower, DirectoryFollower, FdSource, std::unique_ptr<io::MlflowServerFollower>>
+      source;
   ReadOptions read;
   std::unique_ptr<ObservationSink> sink;
   std::unique_ptr<Diagnostics> diagnostics = std::make_unique<Diagnostics>();
@@ -120,6 +122,14 @@ struct Input {
       if (auto* f = std::get_if<FileFollower>(&source)) progress = f->read_new(on_event);
       else if (auto* d = std::get_if<DirectoryFollower>(&source)) progress = d->read_new(on_event);
       else if (auto* s = std::get_if<FdSource>(&source)) progress = s->read_new(on_event);
+      else if (auto* m = std::get_if<std::unique_ptr<io::MlflowServerFollower>>(&source)) {
+        for (const auto& problem : (*m)->take_problems()) {
+          std::fprintf(stderr, "rldk monitor: %s: %s\n", name.c_str(), problem.c_str());
+        }
+        std::string lines = (*m)->take_lines();
+        reader->feed(lines);
+        progress = ReadProgress{lines.size(), false};
+      }
       if (!progress.ok()) {
         diagnostics->add(Diagnostic{"read_error", name, 0, progress.error().message});
         return total;
@@ -129,9 +139,11 @@ struct Input {
     }
   }
 
+  // Only a stream or a tracking-server run comes to an end; a followed file may always grow again.
   bool ended() const {
-    auto* s = std::get_if<FdSource>(&source);
-    return s && s->at_end();
+    if (auto* s = std::get_if<FdSource>(&source)) return s->at_end();
+    if (auto* m = std::get_if<std::unique_ptr<io::MlflowServerFollower>>(&source)) return (*m)->ended();
+    return false;
   }
 };
 
@@ -404,6 +416,32 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     }
     sources.clear();
   }
+  for (const auto& server_run : options.mlflow_runs) {
+    if (interrupted) break;
+    io::MlflowServerPoller poller(io::mlflow_server_run_from_environment(server_run.tracking_uri, server_run.run_id));
+    act::Cancel no_deadline;
+    auto first = poller.poll(no_deadline);
+    if (!first.ok()) {
+      result.exit_code = MONITOR_EXIT_INPUT_ERROR;
+      result.error = "MLflow run " + server_run.run_id + ": " + to_string(first.error());
+      return result;
+    }
+    ReadOptions read = options.read;
+    read.format = Format::jsonl;
+    if (read.run_id.empty()) read.run_id = server_run.run_id;
+    Input& in = add_input("MLflow run " + server_run.run_id, read);
+    in.reader->feed(first->lines);
+    if (options.once) {
+      // Read to its end: the first pass read every value logged so far.
+      in.reader->finish();
+      in.reader.reset();
+      engine.flush(alerts);
+      dispatch_pending();
+      inputs.pop_back();
+      continue;
+    }
+    in.source = std::make_unique<io::MlflowServerFollower>(std::move(poller), options.server_poll_seconds);
+  }
   for (const auto& src : sources) {
     Input& in = add_input(src, options.read);
     if (src == "-") {
@@ -518,10 +556,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       dispatch_pending();
       break;
     }
-    bool stdin_only = !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [](const Input& i) {
-      return std::holds_alternative<FdSource>(i.source);
-    });
-    if (stdin_only && std::all_of(inputs.begin(), inputs.end(), [](const Input& i) { return i.ended(); })) break;
+    if (!inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [](const Input& i) { return i.ended(); })) break;
     if (!child && options.idle_exit_seconds > 0 &&
         std::chrono::steady_clock::now() - last_data > std::chrono::duration<double>(options.idle_exit_seconds)) {
       break;

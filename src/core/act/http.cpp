@@ -1,4 +1,4 @@
-#include "act/webhook.h"
+#include "act/http.h"
 
 #include <curl/curl.h>
 
@@ -11,6 +11,15 @@ namespace {
 constexpr int POLL_SLICE_MS = 50;  // how late a cancelled request may notice it was cancelled
 
 size_t discard_body(char*, size_t size, size_t count, void*) { return size * count; }
+
+// Appends to HttpRequest::response; returning less than given makes libcurl fail the transfer (over the limit).
+size_t keep_body(char* data, size_t size, size_t count, void* user) {
+  auto* request = static_cast<const HttpRequest*>(user);
+  size_t n = size * count;
+  if (request->response->size() + n > request->max_response_bytes) return 0;
+  request->response->append(data, n);
+  return n;
+}
 
 struct CurlEasy {
   CURL* handle = curl_easy_init();
@@ -46,13 +55,27 @@ Result<long> send_http(const HttpRequest& request, const Cancel& cancel) {
   if (budget_ms <= 0) return Error{ErrorCode::io, "cut at the shutdown deadline before it was sent", request.url};
   CURL* c = easy.handle;
   curl_easy_setopt(c, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));
+  if (request.method == "GET") {
+    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.c_str());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));
+  }
+  if (!request.user.empty()) {
+    curl_easy_setopt(c, CURLOPT_USERNAME, request.user.c_str());
+    curl_easy_setopt(c, CURLOPT_PASSWORD, request.password.c_str());
+  }
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, easy.headers);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(budget_ms));
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
+  if (request.response) {
+    request.response->clear();
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, const_cast<HttpRequest*>(&request));
+  } else {
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
+  }
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_multi_add_handle(multi.handle, c);
   multi.added = c;
