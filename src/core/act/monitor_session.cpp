@@ -24,6 +24,7 @@
 #include "rldk/output_file.h"
 #include "rldk/rollout_metrics.h"
 #include "rldk/terminal_text.h"
+#include "sys/gpu_memory.h"
 #include "sys/process_tree.h"
 
 namespace rldk {
@@ -489,6 +490,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   std::unique_ptr<EventWriter> sys_writer;
   int64_t sys_samples = 0;
   double last_cpu_seconds = NAN;
+  std::unique_ptr<sys::GpuMemoryReader> gpu_reader;
   auto last_sys_sample = std::chrono::steady_clock::now();
   auto sample_system = [&] {
     if (!child || options.sys_sample_seconds <= 0) return;
@@ -509,6 +511,12 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       values.emplace_back("sys/cpu_percent", 100.0 * (sample->cpu_seconds - last_cpu_seconds) / since);
     }
     last_cpu_seconds = sample->cpu_seconds;
+    // GPU memory through NVML, where there is an NVIDIA driver (opened at the first sample, once).
+    if (!gpu_reader) gpu_reader = std::make_unique<sys::GpuMemoryReader>();
+    if (auto gpu = gpu_reader->sample(sample->pids)) {
+      values.emplace_back("sys/gpu_memory", static_cast<double>(gpu->process_bytes));
+      values.emplace_back("sys/gpu_memory_device", static_cast<double>(gpu->device_used_bytes));
+    }
     if (!sys_writer) {
       auto opened = EventWriter::open((fs::path(options.out_dir) / "sys.jsonl").string(), "sys", false);
       if (opened.ok()) sys_writer = std::move(opened).value();

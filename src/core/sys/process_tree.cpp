@@ -85,6 +85,7 @@ std::optional<ProcessTreeSample> sample_process_tree(pid_t root) {
     sample.cpu_seconds += static_cast<double>(u.cpu_ticks) / static_cast<double>(ticks > 0 ? ticks : 100);
     sample.open_files += count_open_files(pid);
     ++sample.processes;
+    sample.pids.push_back(pid);
     auto [first, last] = children.equal_range(pid);
     for (auto it = first; it != last; ++it) {
       if (it->second != pid) pending.push_back(it->second);

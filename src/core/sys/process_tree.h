@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace rldk::sys {
 
@@ -15,6 +16,7 @@ struct ProcessTreeSample {
   double cpu_seconds = 0;     // user + system CPU time used so far by the live processes
   uint64_t open_files = 0;    // entries in /proc/PID/fd
   uint64_t processes = 0;
+  std::vector<pid_t> pids;    // the processes of the tree, root first
 };
 
 // nullopt when `root` no longer exists.
