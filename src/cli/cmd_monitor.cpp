@@ -272,8 +272,9 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--metrics-path", o.metrics_path, "With --cmd: file the trainer writes metrics to (exported as RLDK_METRICS_PATH; default OUT/metrics.jsonl)");
   cmd->add_option("--sys-interval", o.sys_sample_seconds,
-                  "With --cmd: seconds between samples of the trainer's process tree (RSS, CPU, open files; GPU memory through NVML where there is a driver) as sys/* "
-                  "metrics of run \"sys\", also written to OUT/sys.jsonl; 0: off")
+                  "With --cmd: seconds between samples of the trainer's process tree (RSS, CPU, open files; GPU "
+                  "memory through NVML where there is a driver) as sys/* metrics of run \"sys\", also written to "
+                  "OUT/sys.jsonl; 0: off")
       ->capture_default_str()
       ->check(FiniteNonNegative());
   cmd->add_option("--stop-grace", o.stop_grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping")->capture_default_str();
