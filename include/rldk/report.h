@@ -18,4 +18,8 @@ Json diagnostics_json(const Diagnostics& diagnostics);
 std::string info_json_text(const std::vector<RunSummary>& runs, const Json& errors);
 std::string info_text(const std::vector<RunSummary>& runs);
 
+// The schema of a report rldk saved ("rldk.diff/v1", ...) when `path` is one (a .json file whose "schema" starts
+// with "rldk."); empty for anything else.
+std::string saved_report_schema(const std::string& path);
+
 }  // namespace rldk

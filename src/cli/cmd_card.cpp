@@ -13,6 +13,7 @@
 #include "rldk/determinism.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/reader.h"
+#include "rldk/report.h"
 #include "rldk/reward_health.h"
 #include "rldk/samples.h"
 
@@ -81,6 +82,22 @@ int run_reward_card(const RewardCardOptions& opts) {
   return EXIT_OK;
 }
 
+// A card is made from runs. A saved report given instead (often the JSON beside the card one wants) is named as
+// such, with where its card already is, rather than read as metrics.
+bool refuse_saved_reports(const char* me, const std::vector<std::string>& inputs, const char* usage) {
+  for (const auto& path : inputs) {
+    std::string schema = saved_report_schema(path);
+    if (schema.empty()) continue;
+    std::filesystem::path card = std::filesystem::path(path).replace_extension(".html");
+    std::error_code ec;
+    std::fprintf(stderr, "%s: %s is a saved %s report, not a run%s; a card is made from the runs themselves: %s\n",
+                 me, path.c_str(), schema.c_str(),
+                 std::filesystem::exists(card, ec) ? ("; its card is beside it: " + card.string()).c_str() : "", usage);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void add_card_command(CLI::App& app, int& exit_code) {
@@ -98,14 +115,23 @@ void add_card_command(CLI::App& app, int& exit_code) {
                                            "replicas logged)")
       ->delimiter(',');
   d->add_option("--out,--output-dir", det->out, "Folder for the card (default rldk_card)");
-  d->callback([det, &exit_code] { exit_code = run_determinism_card(*det); });
+  d->callback([det, &exit_code] {
+    exit_code = refuse_saved_reports("rldk card determinism", {det->source}, "rldk card determinism REPLICAS_DIR")
+                     ? EXIT_INPUT_ERROR
+                     : run_determinism_card(*det);
+  });
 
   auto drift = std::make_shared<DiffCliOptions>();
   drift->me = "rldk card drift";
   drift->out_dir = "rldk_card";
   CLI::App* dr = card->add_subcommand("drift", "Same as `rldk diff A B --out DIR`: the drift card of two runs.");
   add_diff_options(dr, drift);
-  dr->callback([drift, &exit_code] { exit_code = run_diff(*drift); });
+  dr->callback([drift, &exit_code] {
+    exit_code = refuse_saved_reports("rldk card drift", {drift->a, drift->b, drift->run_a, drift->run_b},
+                                        "rldk card drift RUN_A RUN_B")
+                    ? EXIT_INPUT_ERROR
+                    : run_diff(*drift);
+  });
 
   auto reward = std::make_shared<RewardCardOptions>();
   CLI::App* r = card->add_subcommand(
@@ -114,7 +140,11 @@ void add_card_command(CLI::App& app, int& exit_code) {
                                             "or sample files")
       ->required();
   r->add_option("--out,--output-dir", reward->out, "Folder for the card (default rldk_card)");
-  r->callback([reward, &exit_code] { exit_code = run_reward_card(*reward); });
+  r->callback([reward, &exit_code] {
+    exit_code = refuse_saved_reports("rldk card reward", reward->sources, "rldk card reward SAMPLES")
+                    ? EXIT_INPUT_ERROR
+                    : run_reward_card(*reward);
+  });
 }
 
 }  // namespace rldk::cli

@@ -59,3 +59,18 @@ def test_info_json_validates_against_schema(golden_cases, examples):
     report = json.loads(proc.stdout)
     jsonschema.validate(report, schema)
     assert len(report["errors"]) == 1 and len(report["runs"]) >= 8
+
+
+def test_card_names_a_saved_report_given_instead_of_a_run(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / (name + ".jsonl")).write_text(
+            "".join('{"step": %d, "name": "loss", "value": %r}\n' % (s, 1.0 / (s + 1)) for s in range(30)))
+    made = subprocess.run([rldk_binary(), "card", "drift", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"),
+                           "--out", str(tmp_path / "card")], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    again = subprocess.run([rldk_binary(), "card", "drift", str(tmp_path / "card" / "diff.json"),
+                            str(tmp_path / "b.jsonl"), "--out", str(tmp_path / "card2")], capture_output=True, text=True)
+    assert again.returncode == 2
+    assert "is a saved rldk.diff/v1 report, not a run" in again.stderr
+    assert str(tmp_path / "card" / "diff.html") in again.stderr
+    assert not (tmp_path / "card2").exists()
