@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -119,6 +120,19 @@ struct ScanOptions {
 
 // Runs every selected detector over the run's series, streaming, and scores health per area.
 RunScan scan_run(const Run& run, const ScanOptions& options = {});
+
+// One run's scan, with what its file's reader had to say (bad lines, skipped files).
+struct SourceScan {
+  RunScan scan;
+  Diagnostics diagnostics;
+};
+
+// Scans every run of `path` (a file, a folder of runs, "-" for stdin). A folder's files are read and scanned on
+// `threads` threads (0: one per core), one file per task, each run dropped once scanned; the scans come in file
+// order, as one thread gives them. `progress(done, total)` is called as files finish.
+Result<std::vector<SourceScan>> scan_source(const std::string& path, const ScanOptions& options = {},
+                                            unsigned threads = 0,
+                                            const std::function<void(size_t, size_t)>& progress = {});
 
 // How scan, doctor and kl-drift read a run: steps and values only (no per-point wall times or segment indices),
 // which holds a 200k-step x 70-metric log in half the memory and reads it faster.

@@ -1,5 +1,7 @@
 // rldk scan RUN... (aliases: rldk log-scan, rldk forensics log-scan): what went wrong in a run, when it started,
 // and what to change. Findings + per-area health; JSON (rldk.scan/v1) and Markdown.
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "commands.h"
@@ -9,10 +11,6 @@
 #include "rldk/scan.h"
 
 namespace rldk::cli {
-namespace {
-
-}  // namespace
-
 int run_scan_command(const ScanCommandOptions& opts, const char* name) {
   const DetectorCatalog& catalog = builtin_detector_catalog();
   for (const auto* list : {&opts.only, &opts.skip}) {
@@ -31,19 +29,25 @@ int run_scan_command(const ScanCommandOptions& opts, const char* name) {
   scan_options.skip = opts.skip;
   std::vector<RunScan> scans;
   int code = EXIT_OK;
+  // A folder of many runs shows how far it got, on a terminal only (the line is redrawn in place).
+  const bool terminal = ::isatty(STDERR_FILENO);
+  auto progress = [&](size_t done, size_t total) {
+    if (terminal && total >= 20) std::fprintf(stderr, "\rrldk %s: %zu of %zu files scanned", name, done, total);
+    if (terminal && total >= 20 && done == total) std::fprintf(stderr, "\n");
+  };
   for (const auto& source : opts.sources) {
-    auto runs = read_runs(source, scan_read_options());
+    auto runs = scan_source(source, scan_options, opts.threads, progress);
     if (!runs.ok()) {
       std::fprintf(stderr, "rldk %s: %s\n", name, to_string(runs.error()).c_str());
       code = EXIT_INPUT_ERROR;
       continue;
     }
-    for (const auto& run : runs.value()) {
+    for (auto& run : runs.value()) {
       // Bad lines are not errors: say where they are and carry on with what could be read.
       for (const auto& d : run.diagnostics.examples()) {
         std::fprintf(stderr, "rldk %s: warning: %s\n", name, to_string(d).c_str());
       }
-      scans.push_back(scan_run(run, scan_options));
+      scans.push_back(std::move(run.scan));
     }
   }
   if (scans.empty() && code != EXIT_OK) return code;
@@ -74,6 +78,9 @@ CLI::App* add_scan_options(CLI::App* cmd, const std::shared_ptr<ScanCommandOptio
       ->check(CLI::IsMember({"info", "warning", "critical", "never"}));
   cmd->add_option("--only", opts->only, "Run only these detectors (ids, fault types or areas; comma-separated)")
       ->delimiter(',');
+  cmd->add_option("--threads", opts->threads,
+                  "Files of a folder of runs read and scanned at once (default 0: one per core); the report is the "
+                  "same for any number");
   cmd->add_option("--skip", opts->skip, "Do not run these detectors (ids, fault types or areas; comma-separated)")
       ->delimiter(',');
   return cmd;

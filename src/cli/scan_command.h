@@ -15,6 +15,7 @@ struct ScanCommandOptions {
   std::string out;
   std::string fail_on = "critical";
   std::vector<std::string> only, skip;
+  unsigned threads = 0;  // files of a folder read and scanned at once; 0: one per core
 };
 
 // Registers the scan options on `cmd`.

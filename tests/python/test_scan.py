@@ -3,6 +3,7 @@ older tool's clean and doctored PPO runs): the KL level shift at step 800 is fou
 and the JSON documents validate against their schemas."""
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -114,3 +115,25 @@ def test_forensics_kl_drift():
                           capture_output=True, text=True)
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["runs"][0]["drift_detected"] is False
+
+
+def test_a_folder_of_runs_scans_the_same_on_any_number_of_threads(tmp_path):
+    rng = random.Random(7)
+    for r in range(12):
+        with open(tmp_path / ("run%02d.jsonl" % r), "w") as f:
+            for s in range(300):
+                kl = (1.5 if r % 3 == 0 and s > 200 else 0.05) + rng.gauss(0, 0.003)
+                f.write(json.dumps({"step": s, "kl": kl, "entropy": 1.5 - s * 1e-3 + rng.gauss(0, 0.01)}) + "\n")
+            if r == 4:
+                f.write('{"step": 300, "kl": \n')  # a bad line: reported, with its file and line, on any thread
+    (tmp_path / "notes.txt").write_text("not a run log\n")
+    outs = []
+    for threads in ("1", "2", "0"):
+        proc = subprocess.run([rldk_binary(), "scan", str(tmp_path), "--json", "--fail-on", "never", "--threads",
+                               threads], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        outs.append((proc.stdout, proc.stderr))
+    assert outs[0] == outs[1] == outs[2]
+    runs = json.loads(outs[0][0])["runs"]
+    assert [r["run_id"] for r in runs] == ["run%02d" % r for r in range(12)]
+    assert "run04.jsonl:301" in outs[0][1]

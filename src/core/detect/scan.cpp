@@ -7,6 +7,7 @@
 #include <set>
 
 #include "detect/kinds.h"
+#include "io/read_each_file.h"
 #include "detect/streaming.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/scan.h"
@@ -233,6 +234,13 @@ std::vector<Finding> run_detector_on_values(const DetectorSpec& spec,
   ScanOptions options;
   options.catalog = &one;
   return scan_run(run, options).findings;
+}
+
+Result<std::vector<SourceScan>> scan_source(const std::string& path, const ScanOptions& options, unsigned threads,
+                                            const std::function<void(size_t, size_t)>& progress) {
+  return io::map_each_file<Run, RunBuilder>(
+      path, scan_read_options(), threads,
+      [&](Run&& run) { return SourceScan{scan_run(run, options), std::move(run.diagnostics)}; }, progress);
 }
 
 RunScan scan_run(const Run& run, const ScanOptions& options) {

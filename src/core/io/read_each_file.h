@@ -1,8 +1,16 @@
 // Reads each file of a source into its own builder sink, so that every run (or summary) carries the diagnostics of
 // the file it came from. Files in a directory that hold no run log are reported on the first item and skipped.
+// A folder of many runs (a sweep, a fleet) is read on several threads, one file per task; the items come out in
+// file order whatever the thread count, so outputs do not depend on it.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -21,35 +29,83 @@ Builder make_builder(const ReadOptions& options) {
   }
 }
 
-template <class Item, class Builder>
-Result<std::vector<Item>> read_each_file(const std::string& path, const ReadOptions& options) {
+// Called as files finish: how many are done, of how many.
+using FileProgress = std::function<void(size_t done, size_t total)>;
+
+// Reads every file of `path` with a Builder and turns each item it builds into `transform(item)` on the reading
+// thread, so a run can be analysed and dropped while other files are read. `threads`: 0 for one per core.
+template <class Item, class Builder, class Transform>
+auto map_each_file(const std::string& path, const ReadOptions& options, unsigned threads, Transform transform,
+                   const FileProgress& progress = {})
+    -> Result<std::vector<std::invoke_result_t<Transform, Item&&>>> {
+  using Out = std::invoke_result_t<Transform, Item&&>;
   auto files = list_source_files(path);
   if (!files.ok()) return files.error();
-  bool directory = files.value().size() != 1 || files.value().front() != path;
-  std::vector<Item> out;
-  Diagnostics skipped;
-  for (const auto& file : files.value()) {
+  const std::vector<std::string>& names = files.value();
+  bool directory = names.size() != 1 || names.front() != path;
+
+  struct FileResult {
+    std::vector<Out> items;
+    std::optional<Error> error;
+  };
+  std::vector<FileResult> results(names.size());
+  auto read_file = [&](size_t i) {
     Builder builder = make_builder<Builder>(options);
     Diagnostics diagnostics;
-    Status read = read_source(file, options, builder, diagnostics);
+    Status read = read_source(names[i], options, builder, diagnostics);
     if (!read.ok()) {
-      if (!directory) return read.error();
-      skipped.add(Diagnostic{"skipped_file", file, 0, "skipped: " + read.error().message});
-      continue;
+      results[i].error = read.error();
+      return;
     }
     for (Item& item : builder.take()) {
       item.diagnostics = diagnostics;
-      out.push_back(std::move(item));
+      results[i].items.push_back(transform(std::move(item)));
     }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, names.size()));
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex progress_mutex;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < names.size();) {
+      read_file(i);
+      size_t finished = done.fetch_add(1) + 1;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        progress(finished, names.size());
+      }
+    }
+  };
+  if (threads <= 1 || names.empty() || names.front() == "-") {
+    work();
+  } else {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+  }
+
+  std::vector<Out> out;
+  Diagnostics skipped;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (results[i].error) {
+      if (!directory) return *results[i].error;
+      skipped.add(Diagnostic{"skipped_file", names[i], 0, "skipped: " + results[i].error->message});
+      continue;
+    }
+    for (Out& item : results[i].items) out.push_back(std::move(item));
   }
   if (out.empty()) {
     return Error{ErrorCode::unrecognized,
-                 "no metrics found in any of the " + std::to_string(files.value().size()) +
-                     " files under this directory",
+                 "no metrics found in any of the " + std::to_string(names.size()) + " files under this directory",
                  path};
   }
   out.front().diagnostics.merge(skipped);
   return out;
+}
+
+// Every item of every file, read on one thread.
+template <class Item, class Builder>
+Result<std::vector<Item>> read_each_file(const std::string& path, const ReadOptions& options) {
+  return map_each_file<Item, Builder>(path, options, 1, [](Item&& item) { return std::move(item); });
 }
 
 }  // namespace rldk::io
