@@ -52,7 +52,9 @@ class SummaryBuilder : public PointSink {
   std::vector<Slot> slots_;
 };
 
-// Summarises every run of a source (file, directory or "-").
-Result<std::vector<RunSummary>> summarize_source(const std::string& path, const ReadOptions& options = {});
+// Summarises every run of a source (file, directory or "-"); a directory's files are read on `threads` threads (0:
+// one per core), the summaries in file order whatever the count.
+Result<std::vector<RunSummary>> summarize_source(const std::string& path, const ReadOptions& options = {},
+                                                 unsigned threads = 0);
 
 }  // namespace rldk

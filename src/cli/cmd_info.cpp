@@ -15,6 +15,7 @@ struct InfoOptions {
   bool raw_names = false;
   std::string run_id;
   std::string input_format = "auto";
+  unsigned threads = 0;
 };
 
 int run_info(const InfoOptions& opts) {
@@ -26,7 +27,7 @@ int run_info(const InfoOptions& opts) {
   Json errors = Json::Array{};
   int code = EXIT_OK;
   for (const auto& source : opts.sources) {
-    auto summaries = summarize_source(source, read);
+    auto summaries = summarize_source(source, read, opts.threads);
     if (!summaries.ok()) {
       std::fprintf(stderr, "rldk info: %s\n", to_string(summaries.error()).c_str());
       Json e;
@@ -57,6 +58,9 @@ void add_info_command(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_flag("--json", opts->json, "Print the rldk.info/v1 JSON report instead of text");
   cmd->add_flag("--raw-names", opts->raw_names, "Keep metric names as logged instead of canonical names");
+  cmd->add_option("--threads", opts->threads,
+                  "Files of a folder of runs read at once (default 0: one per core); the report is the same for any "
+                  "number");
   cmd->add_option("--run-id", opts->run_id, "Run id for points that carry none (default: from the file name)");
   cmd->add_option("--input-format", opts->input_format, "Read as this format instead of detecting it")
       ->check(CLI::IsMember({"auto", "jsonl", "json", "csv", "tsv", "console"}));

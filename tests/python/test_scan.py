@@ -137,3 +137,6 @@ def test_a_folder_of_runs_scans_the_same_on_any_number_of_threads(tmp_path):
     runs = json.loads(outs[0][0])["runs"]
     assert [r["run_id"] for r in runs] == ["run%02d" % r for r in range(12)]
     assert "run04.jsonl:301" in outs[0][1]
+    infos = [subprocess.run([rldk_binary(), "info", str(tmp_path), "--json", "--threads", threads],
+                            capture_output=True, text=True).stdout for threads in ("1", "2")]
+    assert infos[0] == infos[1] and len(json.loads(infos[0])["runs"]) == 12

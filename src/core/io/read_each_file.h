@@ -4,6 +4,8 @@
 // file order whatever the thread count, so outputs do not depend on it.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -27,6 +29,13 @@ Builder make_builder(const ReadOptions& options) {
   } else {
     return Builder();
   }
+}
+
+// The cores this process may run on (its affinity mask: taskset, a container's cpuset), at least 1.
+inline unsigned available_cores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 // Called as files finish: how many are done, of how many.
@@ -62,7 +71,7 @@ auto map_each_file(const std::string& path, const ReadOptions& options, unsigned
       results[i].items.push_back(transform(std::move(item)));
     }
   };
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = available_cores();
   threads = static_cast<unsigned>(std::min<size_t>(threads, names.size()));
   std::atomic<size_t> next{0}, done{0};
   std::mutex progress_mutex;

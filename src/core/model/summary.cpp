@@ -66,8 +66,10 @@ std::vector<RunSummary> SummaryBuilder::take() {
   return out;
 }
 
-Result<std::vector<RunSummary>> summarize_source(const std::string& path, const ReadOptions& options) {
-  return io::read_each_file<RunSummary, SummaryBuilder>(path, options);
+Result<std::vector<RunSummary>> summarize_source(const std::string& path, const ReadOptions& options,
+                                                 unsigned threads) {
+  return io::map_each_file<RunSummary, SummaryBuilder>(path, options, threads,
+                                                       [](RunSummary&& s) { return std::move(s); });
 }
 
 }  // namespace rldk
