@@ -5,15 +5,12 @@
 #include <climits>
 #include <cstring>
 
-extern "C" {
+#include "sys/nvml_api.h"
 
-struct FakeMemory {
-  unsigned long long total, free, used;
-};
-struct FakeProcess {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-};
+using rldk::sys::nvml::Memory;
+using FakeProcess = rldk::sys::nvml::ProcessInfoV1;
+
+extern "C" {
 
 static int initialised = 0;
 
@@ -24,12 +21,12 @@ int nvmlDeviceGetCount_v2(unsigned int* count) {
   *count = 2;
   return 0;
 }
-int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
+int nvmlDeviceGetHandleByIndex_v2(unsigned int index, rldk::sys::nvml::Device* device) {
   if (index >= 2) return 2;  // NVML_ERROR_INVALID_ARGUMENT
   *device = reinterpret_cast<void*>(static_cast<unsigned long>(index + 1));
   return 0;
 }
-int nvmlDeviceGetMemoryInfo(void* device, FakeMemory* memory) {
+int nvmlDeviceGetMemoryInfo(rldk::sys::nvml::Device device, Memory* memory) {
   unsigned long long gib = 1ULL << 30;
   memory->total = 16 * gib;
   memory->used = reinterpret_cast<unsigned long>(device) * gib;  // 1 GiB on the first, 2 GiB on the second
@@ -37,7 +34,7 @@ int nvmlDeviceGetMemoryInfo(void* device, FakeMemory* memory) {
   return 0;
 }
 // The first device: this process with 300 MiB, another with 100 MiB; the second: this process, value not available.
-int nvmlDeviceGetComputeRunningProcesses(void* device, unsigned int* count, FakeProcess* infos) {
+int nvmlDeviceGetComputeRunningProcesses(rldk::sys::nvml::Device device, unsigned int* count, FakeProcess* infos) {
   FakeProcess first[] = {{static_cast<unsigned int>(getpid()), 300ULL << 20}, {999999u, 100ULL << 20}};
   FakeProcess second[] = {{static_cast<unsigned int>(getpid()), ULLONG_MAX}};
   bool is_first = reinterpret_cast<unsigned long>(device) == 1;
