@@ -4,6 +4,7 @@ at the step where the client's KL runs away, and the live session ends by itself
 import json
 import math
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -36,7 +37,8 @@ def server(tmp_path_factory):
     proc = subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
                              "--backend-store-uri", "sqlite:///%s" % (root / "mlflow.db"),
                              "--default-artifact-root", str(root / "artifacts"), "--workers", "1"],
-                            stdout=open(root / "server.log", "w"), stderr=subprocess.STDOUT, cwd=root)
+                            stdout=open(root / "server.log", "w"), stderr=subprocess.STDOUT, cwd=root,
+                            start_new_session=True)  # its own group: the server's job runners go with it
     deadline = time.time() + 120
     while True:
         try:
@@ -44,15 +46,25 @@ def server(tmp_path_factory):
             break
         except OSError:
             if proc.poll() is not None or time.time() > deadline:
-                proc.kill()
+                _stop(proc)
                 pytest.fail("mlflow server did not start: %s" % (root / "server.log").read_text()[-2000:])
             time.sleep(0.5)
     yield uri
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    _stop(proc)
+
+
+def _stop(proc):
+    """Stops the server and every process it started (gunicorn/uvicorn workers, job runners)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=20)
+            os.killpg(proc.pid, 0)  # still there: something of the group outlived the server
+        except (subprocess.TimeoutExpired, ProcessLookupError):
+            pass
 
 
 def _values(step):
