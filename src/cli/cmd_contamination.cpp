@@ -220,11 +220,9 @@ void add_normalize_options(CLI::App* cmd, const std::shared_ptr<ContaminationCli
 void add_check_options(CLI::App* cmd, const std::shared_ptr<ContaminationCliOptions>& o, bool older) {
   cmd->add_option("--train", o->train,
                   "Training data: JSONL, CSV, Parquet, W&B tables or .txt (one document per line), or folders of "
-                  "them; each text cell of a row is one training document")
-      ->allow_extra_args(false);
+                  "them; each text cell of a row is one training document");
   cmd->add_option(older ? "--eval,--val" : "--eval", o->eval,
-                  "Eval sets to check (same formats; one set per path, each row an item)")
-      ->allow_extra_args(false);
+                  "Eval sets to check (same formats; one set per path, each row an item)");
   cmd->add_option("--index", o->index, "Check against an index built by `rldk contamination index` instead of --train");
   cmd->add_option("--method", o->methods, "ngram, llama2, minhash or all (default); repeatable or comma-separated")
       ->allow_extra_args(false);
@@ -270,7 +268,7 @@ void add_contamination_command(CLI::App& app, int& exit_code, int argc, char** a
   auto index_opts = std::make_shared<ContaminationCliOptions>();
   CLI::App* index = cmd->add_subcommand(
       "index", "Build a persistent index of the training data's n-grams once, then check many eval sets with --index.");
-  index->add_option("--train", index_opts->train, "Training data (as for the check)")->required()->allow_extra_args(false);
+  index->add_option("--train", index_opts->train, "Training data (as for the check)")->required();
   index->add_option("-o,--output", index_opts->index_out, "Index file to write")->required();
   index->add_option("--ngram", index_opts->sizes,
                     "N-gram lengths to hold, comma-separated (11 is Llama 2's; eval sets use the nearest shorter one)")

@@ -49,7 +49,7 @@ def gpt3_oracle(train_docs, eval_items, k=10, full=0.8):
             covered.update(range(i, i + n))
         spans = []
         for i in hit:
-            if spans and i <= spans[-1][1]:
+            if spans and i < spans[-1][1]:
                 spans[-1][1] = i + n
             else:
                 spans.append([i, i + n])

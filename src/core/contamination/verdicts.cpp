@@ -21,7 +21,8 @@ std::string quote(std::string_view text, size_t max) {
   return std::string(text.substr(0, cut)) + "...";
 }
 
-// Maximal runs of overlapping or touching n-gram windows [pos, pos + n).
+// Maximal runs of overlapping n-gram windows [pos, pos + n). Windows that only touch stay apart: the text on either
+// side may come from different places (a sentence-shuffled copy), and a span claims one contiguous match.
 struct Segment {
   size_t begin, end;  // words
   size_t first_hit, last_hit;
@@ -30,7 +31,7 @@ std::vector<Segment> segments(const std::vector<Hit>& hits, size_t n) {
   std::vector<Segment> out;
   for (size_t h = 0; h < hits.size(); ++h) {
     size_t b = hits[h].pos, e = hits[h].pos + n;
-    if (!out.empty() && b <= out.back().end) {
+    if (!out.empty() && b < out.back().end) {
       out.back().end = std::max(out.back().end, e);
       out.back().last_hit = h;
     } else {
