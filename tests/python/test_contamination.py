@@ -149,10 +149,12 @@ def test_planted_contamination_found_with_spans_and_verdicts(planted_corpus, tmp
             continue
         spans = item["texts"][0]["ngram"]["spans"]
         assert spans and all(s["train"]["file"] == p["file"] and s["train"]["row"] == p["row"] for s in spans), p
-        for s in spans:  # the quote is the eval text at the span's bytes
-            assert text.encode()[s["begin"]:s["end"]].decode() == s["quote"]
+        for s in spans:  # the quote is the eval text at the span's bytes (cut at 160 bytes)
+            quoted = text.encode()[s["begin"]:s["end"]].decode()
+            assert s["quote"] == quoted or (s["quote"].endswith("...") and quoted.startswith(s["quote"][:-3]))
         if p["kind"] in ("verbatim", "whitespace", "casing"):
-            assert len(spans) == 1 and spans[0]["quote"] == text
+            last_word_end = list(re.finditer(r"[A-Za-z0-9]+", text))[-1].end()  # the final "." is not a word
+            assert len(spans) == 1 and (spans[0]["begin"], spans[0]["end"]) == (0, last_word_end)
             assert item["texts"][0]["minhash"]["verdict"] == "full"
             assert item["texts"][0]["minhash"]["jaccard"] == 1.0
             assert item["texts"][0]["llama2"]["category"] == "dirty"
@@ -227,8 +229,8 @@ def test_hostile_text_is_escaped_in_the_card(tmp_path):
     out = tmp_path / "out"
     run("--train", tmp_path / "train.jsonl", "--eval", tmp_path / "eval.jsonl", "--out", out, check=0)
     html = (out / "contamination.html").read_text()
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert "<script" not in html and "<img" not in html
+    assert "alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt; &quot;quoted&quot; &amp;" in html
+    assert "<script" not in html and "<img" not in html and "</script" not in html
     md = (out / "contamination.md").read_text()
     assert "<script>" not in md.replace("`<script>", "")  # only inside code spans
 
