@@ -44,14 +44,24 @@ def vocabulary(size=50000, seed=0):
 class Words:
     """Zipf-distributed words from a fixed vocabulary, drawn in blocks with NumPy."""
 
+    BLOCK = 1 << 20
+
     def __init__(self, seed, size=50000, exponent=1.1):
         self.vocab = vocabulary(size)
         p = 1.0 / np.arange(1, size + 1) ** exponent
-        self.p = p / p.sum()
+        self.cdf = np.cumsum(p / p.sum())
         self.rng = np.random.default_rng(seed)
+        self.buffer, self.at = [], 0
 
     def take(self, n):
-        return self.vocab[self.rng.choice(len(self.vocab), size=n, p=self.p)]
+        # Drawn a million at a time (inverse CDF): per-call sampling with p= would redo the CDF every call.
+        if self.at + n > len(self.buffer):
+            idx = np.searchsorted(self.cdf, self.rng.random(max(self.BLOCK, n)), side="right")
+            self.buffer = self.vocab[np.minimum(idx, len(self.vocab) - 1)].tolist()
+            self.at = 0
+        out = self.buffer[self.at:self.at + n]
+        self.at += n
+        return out
 
 
 def make_item(words: Words, rng: random.Random) -> str:

@@ -85,6 +85,29 @@ TEST(ContaminationTokenize, HostileBytesSeparateWordsAndNeverEscapeTheText) {
   }
 }
 
+TEST(ContaminationTokenize, FastAsciiPathAndGeneralPathAgree) {
+  // tokenize() takes ASCII words on a fast path; normalize() always runs the general (ICU) path. Their words must be
+  // the same: the hashes of a text equal the hashes of its normalised form, word for word.
+  std::mt19937 rng(5);
+  const std::vector<std::string> pieces = {"Hello", "WORLD", "x1", "42", "café", "naïve", "Ωmega", "—", "...", " ",
+                                           "\t", "Straße", "我", "a-b", "ÉCOLE", "don't", "\xff", "aaaaaaaaaaaaaaaaaaaa"
+                                           "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                                           "MiXeD123", "ÀB", "1.5"};
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    for (int k = rng() % 12; k >= 0; --k) text += pieces[rng() % pieces.size()] + (rng() % 3 ? " " : "");
+    for (ct::NormalizeOptions o : {ct::NormalizeOptions{}, ct::NormalizeOptions{false, ct::Punctuation::keep,
+                                                                                  ct::Digits::mask}}) {
+      auto direct = words_of(text, o);
+      std::string normal = ct::normalize(text, o);
+      ct::NormalizeOptions identity{false, o.punctuation, ct::Digits::keep};  // the normal form is already normal
+      auto again = words_of(normal, identity);
+      ASSERT_EQ(direct.size(), again.size()) << text;
+      for (size_t i = 0; i < direct.size(); ++i) ASSERT_EQ(direct[i].hash, again[i].hash) << text;
+    }
+  }
+}
+
 TEST(ContaminationHash, RollingEqualsRecomputingEveryWindow) {
   auto w = words_of(filler(200, 3));
   for (size_t n : {1u, 8u, 13u, 50u}) {
