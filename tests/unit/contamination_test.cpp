@@ -158,19 +158,30 @@ TEST(ContaminationLsh, BandsAndRowsAsDatasketchChoosesThem) {
 }
 
 TEST(ContaminationMinHash, SignaturesFollowTheDefinition) {
-  ct::Permutations p = ct::minhash_permutations(16, 1);
-  ASSERT_EQ(p.a.size(), 16u);
+  // 130 permutations: the vector kernel's blocks of 8 and a scalar tail; shingles at the edges of the 32-bit range.
+  ct::Permutations p = ct::minhash_permutations(130, 1);
+  ASSERT_EQ(p.a.size(), 130u);
   const uint64_t prime = (uint64_t{1} << 61) - 1;
-  std::vector<uint32_t> shingles{1, 77, 4000000000u, 123456};
+  std::mt19937 rng(9);
+  std::vector<uint32_t> shingles{0, 1, 77, 4000000000u, 123456, 0xFFFFFFFFu};
+  for (int i = 0; i < 300; ++i) shingles.push_back(rng());
   std::vector<uint32_t> sig;
   ct::minhash_signature(shingles, p, sig);
-  for (size_t k = 0; k < 16; ++k) {
+  for (size_t k = 0; k < 130; ++k) {
     ASSERT_GE(p.a[k], 1u);
     ASSERT_LT(p.a[k], prime);
     uint64_t best = 0xFFFFFFFFu;
     for (uint32_t h : shingles) best = std::min<uint64_t>(best, ((p.a[k] * h + p.b[k]) % prime) & 0xFFFFFFFFu);
     EXPECT_EQ(sig[k], best) << k;
   }
+  // The reduction's rare branch (r >= p) with a crafted permutation: a*h + b = 2^61 - 1 + 3 wraps to 2 mod p.
+  ct::Permutations edge{{1}, {prime + 2}};
+  ct::minhash_signature({0}, edge, sig);
+  EXPECT_EQ(sig[0], 2u);
+  edge = ct::Permutations{{1, 1, 1, 1, 1, 1, 1, 1}, {prime, prime, prime, prime, prime, prime, prime, prime}};
+  ct::minhash_signature({0}, edge, sig);
+  for (uint32_t v : sig) EXPECT_EQ(v, 0u);  // x = p exactly: p mod p = 0
+  p = ct::minhash_permutations(16, 1);
   ct::minhash_signature({}, p, sig);
   for (uint32_t v : sig) EXPECT_EQ(v, 0xFFFFFFFFu);
   EXPECT_DOUBLE_EQ(ct::exact_jaccard({1, 2, 3, 4}, {3, 4, 5}), 2.0 / 5.0);

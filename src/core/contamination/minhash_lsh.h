@@ -10,16 +10,14 @@
 
 namespace rldk::contamination {
 
-// Signatures with one set of permutations, the multipliers pre-split for the vectorised kernel. Not thread-safe
-// (a scratch buffer): one per worker.
+// Signatures with one set of permutations. Not thread-safe (a scratch buffer): one per worker.
 class MinHasher {
  public:
   explicit MinHasher(const Permutations& perms);
   void signature(const std::vector<uint32_t>& shingles, std::vector<uint32_t>& sig) const;
 
  private:
-  std::vector<uint32_t> a_lo_, a_hi_;
-  std::vector<uint64_t> b_;
+  std::vector<uint64_t> a_, b_;
   mutable std::vector<int64_t> mins_;
 };
 
