@@ -147,6 +147,11 @@ struct Methods {
   bool ngram = true, llama2 = true, minhash = true;
 };
 
+// The CLI's and Python's spellings: methods "ngram", "llama2", "minhash", "all" (each entry may hold several,
+// comma-separated); punctuation "strip" | "keep"; digits "keep" | "mask". An unknown word is an invalid_argument.
+Result<Methods> parse_methods(const std::vector<std::string>& names);
+Result<NormalizeOptions> parse_normalize(bool lowercase, std::string_view punctuation, std::string_view digits);
+
 struct CheckOptions {
   Methods methods;
   NormalizeOptions normalize;

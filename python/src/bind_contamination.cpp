@@ -26,14 +26,7 @@ ct::CheckOptions options_from(const nb::dict& o) {
   ct::CheckOptions options;
   auto get = [&](const char* key) -> nb::handle { return o.contains(key) ? nb::handle(o[key]) : nb::handle(); };
   if (auto v = get("methods"); v.is_valid()) {
-    options.methods = ct::Methods{false, false, false};
-    for (const auto& m : nb::cast<std::vector<std::string>>(v)) {
-      if (m == "all") options.methods = ct::Methods{};
-      else if (m == "ngram") options.methods.ngram = true;
-      else if (m == "llama2") options.methods.llama2 = true;
-      else if (m == "minhash") options.methods.minhash = true;
-      else rldk_py::raise(rldk::Error{rldk::ErrorCode::invalid_argument, "unknown method '" + m + "'", "methods"});
-    }
+    options.methods = rldk_py::unwrap(ct::parse_methods(nb::cast<std::vector<std::string>>(v)));
   }
   if (auto v = get("ngram"); v.is_valid() && !v.is_none()) options.ngram.n = nb::cast<size_t>(v);
   if (auto v = get("boilerplate"); v.is_valid()) options.ngram.boilerplate_docs = nb::cast<uint32_t>(v);
@@ -42,13 +35,13 @@ ct::CheckOptions options_from(const nb::dict& o) {
   if (auto v = get("num_perm"); v.is_valid()) options.minhash.num_perm = nb::cast<size_t>(v);
   if (auto v = get("shingle"); v.is_valid()) options.minhash.shingle = nb::cast<size_t>(v);
   if (auto v = get("seed"); v.is_valid()) options.minhash.seed = nb::cast<uint64_t>(v);
-  if (auto v = get("lowercase"); v.is_valid()) options.normalize.lowercase = nb::cast<bool>(v);
-  if (auto v = get("punctuation"); v.is_valid()) {
-    options.normalize.punctuation = nb::cast<std::string>(v) == "keep" ? ct::Punctuation::keep : ct::Punctuation::strip;
-  }
-  if (auto v = get("digits"); v.is_valid()) {
-    options.normalize.digits = nb::cast<std::string>(v) == "mask" ? ct::Digits::mask : ct::Digits::keep;
-  }
+  auto text = [&](const char* key, const char* fallback) {
+    auto v = get(key);
+    return v.is_valid() ? nb::cast<std::string>(v) : std::string(fallback);
+  };
+  auto lowercase = get("lowercase");
+  options.normalize = rldk_py::unwrap(ct::parse_normalize(lowercase.is_valid() ? nb::cast<bool>(lowercase) : true,
+                                                          text("punctuation", "strip"), text("digits", "keep")));
   if (auto v = get("text_cols"); v.is_valid()) options.columns.columns = nb::cast<std::vector<std::string>>(v);
   if (auto v = get("threads"); v.is_valid()) options.threads = nb::cast<unsigned>(v);
   return options;
@@ -70,11 +63,7 @@ Outputs outputs(ct::Report& report, const rldk::Diagnostics& eval_diagnostics) {
 }
 
 ct::NormalizeOptions normalize_from(bool lowercase, const std::string& punctuation, const std::string& digits) {
-  ct::NormalizeOptions n;
-  n.lowercase = lowercase;
-  n.punctuation = punctuation == "keep" ? ct::Punctuation::keep : ct::Punctuation::strip;
-  n.digits = digits == "mask" ? ct::Digits::mask : ct::Digits::keep;
-  return n;
+  return rldk_py::unwrap(ct::parse_normalize(lowercase, punctuation, digits));
 }
 
 }  // namespace

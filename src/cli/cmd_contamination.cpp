@@ -49,28 +49,16 @@ std::function<void(uint64_t, uint64_t)> progress_line(const char* me, bool quiet
 }
 
 bool build_options(const char* me, const ContaminationCliOptions& o, ct::CheckOptions& options) {
-  options.methods = ct::Methods{false, false, false};
-  for (const auto& list : o.methods) {
-    std::stringstream ss(list);
-    std::string m;
-    while (std::getline(ss, m, ',')) {
-      if (m == "all") {
-        options.methods = ct::Methods{};
-      } else if (m == "ngram") {
-        options.methods.ngram = true;
-      } else if (m == "llama2") {
-        options.methods.llama2 = true;
-      } else if (m == "minhash") {
-        options.methods.minhash = true;
-      } else {
-        std::fprintf(stderr, "%s: --method takes ngram, llama2, minhash or all, got '%s'\n", me, m.c_str());
-        return false;
-      }
+  auto methods = ct::parse_methods(o.methods);
+  auto normalize = ct::parse_normalize(!o.keep_case, o.punctuation, o.digits);
+  for (const Error* e : {methods.ok() ? nullptr : &methods.error(), normalize.ok() ? nullptr : &normalize.error()}) {
+    if (e) {
+      std::fprintf(stderr, "%s: %s\n", me, e->message.c_str());
+      return false;
     }
   }
-  options.normalize.lowercase = !o.keep_case;
-  options.normalize.punctuation = o.punctuation == "keep" ? ct::Punctuation::keep : ct::Punctuation::strip;
-  options.normalize.digits = o.digits == "mask" ? ct::Digits::mask : ct::Digits::keep;
+  options.methods = methods.value();
+  options.normalize = normalize.value();
   options.columns.columns = o.text_cols;
   if (o.ngram) options.ngram.n = o.ngram;
   options.ngram.boilerplate_docs = o.boilerplate;

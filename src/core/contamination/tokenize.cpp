@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 
+#include "contamination/ngram_hash.h"
 #include "rldk/contamination.h"
 
 namespace rldk::contamination {
@@ -130,22 +131,13 @@ void for_each_word(std::string_view text, const NormalizeOptions& options, Emit&
   flush();
 }
 
-// A word's 64-bit hash. Words of up to 16 bytes (nearly all) are mixed inline from two loads: calling XXH3 per word
-// was a fifth of the scan's time (a call and a length dispatch for a few bytes); longer words go to XXH3.
-inline uint64_t fmix(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
-// Words of up to 16 bytes arrive as two little-endian words `lo`, `hi` (zero-padded): one multiply and one or two
-// murmur3 finalisers.
+// A word's 64-bit hash. Words of up to 16 bytes (nearly all) are mixed inline: calling XXH3 per word was a fifth of
+// the scan's time (a call and a length dispatch for a few bytes); longer words go to XXH3. A short word arrives as two
+// little-endian words `lo`, `hi` (zero-padded): one multiply and one or two murmur3 finalisers.
 inline uint64_t short_word_hash(uint64_t lo, uint64_t hi, size_t len) {
   uint64_t h = lo * 0x9E3779B97F4A7C15ULL ^ (uint64_t{len} << 56);
-  if (len > 8) h ^= fmix(hi ^ 0x2545F4914F6CDD1DULL);
-  return fmix(h);
+  if (len > 8) h ^= fmix64(hi ^ 0x2545F4914F6CDD1DULL);
+  return fmix64(h);
 }
 uint64_t word_hash(const char* p, size_t len) {
   if (len > 16) return XXH3_64bits(p, len);
