@@ -271,6 +271,17 @@ Status read_training(const std::vector<std::string>& paths, uint32_t first_file,
   for (const auto& file : listed.value()) {
     uint32_t number = first_file + static_cast<uint32_t>(files.size());
     files.push_back(file);
+    if (plain_text_file(file)) {  // lines go to the scan as they are, without a copy per line
+      uint32_t field = field_index(fields, "text");
+      Status read = read_lines(file, [&](uint64_t line, std::string_view text) {
+        on_doc(TrainDoc{DocRef{number, field, line}, text});
+      }, diagnostics);
+      if (!read.ok()) {
+        if (listed->size() == 1) return read.error();
+        diagnostics.add(Diagnostic{"unreadable_file", file, 0, to_string(read.error()) + "; file skipped"});
+      }
+      continue;
+    }
     Status read = read_file_rows(file, columns, fields, false,
                                  [&](uint64_t row, std::vector<EvalText>& texts, Json*) {
                                    for (const auto& t : texts) on_doc(TrainDoc{DocRef{number, t.field, row}, t.text});
