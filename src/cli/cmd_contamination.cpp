@@ -238,6 +238,7 @@ void add_check_options(CLI::App* cmd, const std::shared_ptr<ContaminationCliOpti
                   "Also write DIR/contamination.json, contamination.md, the card contamination.html, and the eval "
                   "rows split into clean.jsonl and dirty.jsonl (re-score an eval on its clean part)");
   cmd->add_flag("--gate", o->gate, "Exit 1 when any eval item is contaminated, 0 when none is (2 on errors)");
+  if (older) return;  // the older tool's command has no cluster mode
   cmd->add_option("--ray", o->ray,
                   "Run on a Ray cluster (ADDRESS, or 'local' for a local one): shards the training files across "
                   "tasks running the same native kernels (python -m rldk.contamination.ray)");
