@@ -134,8 +134,15 @@ struct Llama2Options {
   double clean_below = 0.2, dirty_above = 0.8;
 };
 
+// datasketch's permutation schemes. legacy (the only one before datasketch 2.0, methods.md §4.2): a*h + b mod 2^64
+// mod (2^61 - 1), truncated to 32 bits. affine32 (datasketch 2.0's default): h' = murmur3 fmix32(h), a*h' + b mod
+// 2^32 with odd a; a few times faster (one 32-bit multiply per permutation), the same estimator.
+enum class MinHashScheme { legacy, affine32 };
+const char* scheme_name(MinHashScheme s);
+
 struct MinHashOptions {
   size_t num_perm = 128;
+  MinHashScheme scheme = MinHashScheme::legacy;
   uint64_t seed = 1;                // of the permutations (see minhash_permutations)
   size_t shingle = 5;               // words per shingle
   double threshold = 0.8;           // Jaccard at which two texts are near-duplicates
@@ -151,6 +158,7 @@ struct Methods {
 // comma-separated); punctuation "strip" | "keep"; digits "keep" | "mask". An unknown word is an invalid_argument.
 Result<Methods> parse_methods(const std::vector<std::string>& names);
 Result<NormalizeOptions> parse_normalize(bool lowercase, std::string_view punctuation, std::string_view digits);
+Result<MinHashScheme> parse_scheme(std::string_view name);  // "legacy" | "affine32"
 
 struct CheckOptions {
   Methods methods;
@@ -168,15 +176,17 @@ struct CheckOptions {
 
 // ---- MinHash and LSH ----
 
-// datasketch's permutations: a_k in [1, p), b_k in [0, p), p = 2^61 - 1. Drawn here from splitmix64(seed) (datasketch
-// draws them with NumPy's RandomState; pass these to datasketch.MinHash(permutations=...) to compare).
+// datasketch's permutations. legacy: a_k in [1, p), b_k in [0, p), p = 2^61 - 1; affine32: a_k odd, b_k any, 32 bits.
+// Drawn here from splitmix64(seed) (datasketch draws them with NumPy's RandomState; pass these to
+// datasketch.MinHash(permutations=..., scheme=...) to compare).
 struct Permutations {
   std::vector<uint64_t> a, b;
+  MinHashScheme scheme = MinHashScheme::legacy;
 };
-Permutations minhash_permutations(size_t num_perm, uint64_t seed);
-// The 32-bit value datasketch hashes for a shingle: the low half of its 64-bit rolling hash.
-// Signature as datasketch computes it: min over shingles h of ((a*h + b) mod 2^64) mod p, truncated to 32 bits
-// (datasketch multiplies in NumPy uint64, which wraps); 2^32 - 1 for an empty set.
+Permutations minhash_permutations(size_t num_perm, uint64_t seed, MinHashScheme scheme = MinHashScheme::legacy);
+// Signature as datasketch computes it from 32-bit shingle values h (the low half of a shingle's 64-bit rolling hash):
+// legacy: min over h of ((a*h + b) mod 2^64) mod p, truncated to 32 bits (datasketch multiplies in NumPy uint64,
+// which wraps); affine32: min over h of (a * fmix32(h) + b) mod 2^32. 2^32 - 1 for an empty set.
 void minhash_signature(const std::vector<uint32_t>& shingles, const Permutations& perms, std::vector<uint32_t>& sig);
 // The shingles of a text: hashes of its word k-grams (the whole text when it has fewer than k words).
 void shingle_hashes(const std::vector<Word>& words, size_t k, std::vector<uint64_t>& out);

@@ -35,6 +35,7 @@ ct::CheckOptions options_from(const nb::dict& o) {
   if (auto v = get("num_perm"); v.is_valid()) options.minhash.num_perm = nb::cast<size_t>(v);
   if (auto v = get("shingle"); v.is_valid()) options.minhash.shingle = nb::cast<size_t>(v);
   if (auto v = get("seed"); v.is_valid()) options.minhash.seed = nb::cast<uint64_t>(v);
+  if (auto v = get("scheme"); v.is_valid()) options.minhash.scheme = rldk_py::unwrap(ct::parse_scheme(nb::cast<std::string>(v)));
   auto text = [&](const char* key, const char* fallback) {
     auto v = get(key);
     return v.is_valid() ? nb::cast<std::string>(v) : std::string(fallback);
@@ -155,15 +156,17 @@ void rldk_py::bind_contamination(nb::module_& m) {
         for (uint64_t h : hashes) out.push_back(static_cast<uint32_t>(h));
         return out;
       }, "text"_a, "k"_a = 5, "The 32-bit shingle values MinHash takes, in text order (duplicates kept).");
-  m.def("contamination_permutations", [](size_t num_perm, uint64_t seed) {
-        ct::Permutations p = ct::minhash_permutations(num_perm, seed);
+  m.def("contamination_permutations", [](size_t num_perm, uint64_t seed, const std::string& scheme) {
+        ct::Permutations p = ct::minhash_permutations(num_perm, seed, unwrap(ct::parse_scheme(scheme)));
         return std::make_pair(p.a, p.b);
-      }, "num_perm"_a = 128, "seed"_a = 1);
-  m.def("contamination_minhash", [](const std::vector<uint32_t>& shingles, size_t num_perm, uint64_t seed) {
+      }, "num_perm"_a = 128, "seed"_a = 1, "scheme"_a = "legacy");
+  m.def("contamination_minhash", [](const std::vector<uint32_t>& shingles, size_t num_perm, uint64_t seed,
+                                    const std::string& scheme) {
         std::vector<uint32_t> sig;
-        ct::minhash_signature(shingles, ct::minhash_permutations(num_perm, seed), sig);
+        ct::minhash_signature(shingles, ct::minhash_permutations(num_perm, seed, unwrap(ct::parse_scheme(scheme))),
+                              sig);
         return sig;
-      }, "shingles"_a, "num_perm"_a = 128, "seed"_a = 1);
+      }, "shingles"_a, "num_perm"_a = 128, "seed"_a = 1, "scheme"_a = "legacy");
   m.def("contamination_lsh_parameters", &ct::lsh_parameters, "threshold"_a, "num_perm"_a,
         "false_positive_weight"_a = 0.5, "false_negative_weight"_a = 0.5);
 }

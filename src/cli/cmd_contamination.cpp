@@ -29,6 +29,7 @@ struct ContaminationCliOptions {
   double threshold = 0.8;
   size_t num_perm = 128, shingle = 5;
   uint64_t seed = 1;
+  std::string scheme = "legacy";
   bool keep_case = false;
   std::string punctuation = "strip", digits = "keep";
   unsigned threads = 0;
@@ -67,6 +68,7 @@ bool build_options(const char* me, const ContaminationCliOptions& o, ct::CheckOp
   options.minhash.num_perm = o.num_perm;
   options.minhash.shingle = o.shingle;
   options.minhash.seed = o.seed;
+  options.minhash.scheme = ct::parse_scheme(o.scheme).value();  // the flag's check allows only the two names
   options.threads = o.threads;
   options.progress = progress_line(me, o.quiet || o.json);
   return true;
@@ -201,7 +203,6 @@ void add_normalize_options(CLI::App* cmd, const std::shared_ptr<ContaminationCli
   cmd->add_option("--digits", o->digits, "keep (numbers must match) or mask (every digit reads as 0)")
       ->capture_default_str()
       ->check(CLI::IsMember({"keep", "mask"}));
-  cmd->add_option("--threads", o->threads, "Worker threads (default: every core)");
   cmd->add_flag("--quiet", o->quiet, "No progress line");
 }
 
@@ -232,7 +233,13 @@ void add_check_options(CLI::App* cmd, const std::shared_ptr<ContaminationCliOpti
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--seed", o->seed, "Seed of the MinHash permutations")->capture_default_str();
+  cmd->add_option("--minhash-scheme", o->scheme,
+                  "MinHash permutations as datasketch's scheme of that name: legacy (a*h+b mod 2^61-1, methods.md) or "
+                  "affine32 (datasketch 2.0's default, several times faster)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"legacy", "affine32"}));
   add_normalize_options(cmd, o);
+  cmd->add_option("--threads", o->threads, "Worker threads (default: every core)");
   cmd->add_flag("--json", o->json, "Print the rldk.contamination/v1 JSON document instead of Markdown");
   cmd->add_option("--out", o->out,
                   "Also write DIR/contamination.json, contamination.md, the card contamination.html, and the eval "

@@ -89,10 +89,11 @@ def test_ngram_method_agrees_with_plain_python_gpt3_rule(tmp_path, seed):
 
 # ---- MinHash and LSH against datasketch ----
 
-def test_minhash_signatures_and_estimates_equal_datasketch():
+@pytest.mark.parametrize("scheme,dtype", [("legacy", np.uint64), ("affine32", np.uint32)])
+def test_minhash_signatures_and_estimates_equal_datasketch(scheme, dtype):
     datasketch = pytest.importorskip("datasketch")
-    a, b = ct.permutations(128, 7)
-    perms = (np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64))
+    a, b = ct.permutations(128, 7, scheme)
+    perms = (np.array(a, dtype=dtype), np.array(b, dtype=dtype))
     rng = random.Random(3)
     base = " ".join(f"t{rng.randrange(300)}" for _ in range(120))
     texts = [base, base.replace("t1 ", "x "), " ".join(base.split()[:90]), "Ünïcode wörds ärë fine here too",
@@ -100,11 +101,11 @@ def test_minhash_signatures_and_estimates_equal_datasketch():
     sigs, sketches = [], []
     for t in texts:
         sh = ct.shingles32(t, 5)
-        m = datasketch.MinHash(num_perm=128, permutations=perms, scheme="legacy",
+        m = datasketch.MinHash(num_perm=128, permutations=perms, scheme=scheme,
                                hashfunc=lambda v: int.from_bytes(v, "little"))
         for h in sh:
             m.update(int(h).to_bytes(4, "little"))
-        sig = ct.minhash(sh, 128, 7)
+        sig = ct.minhash(sh, 128, 7, scheme)
         assert sig == [int(v) for v in m.hashvalues]
         sigs.append(sig)
         sketches.append(m)

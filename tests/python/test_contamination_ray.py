@@ -35,3 +35,16 @@ def test_ray_report_is_byte_identical_to_local(tmp_path, cluster):
     assert report.contaminated
     found = {i["row"] for i in json.loads(report.json_text)["items"] if i["set"] == 0 and i["verdict"] != "clean"}
     assert found == {r for r, p in plan.items() if p["kind"] != "clean"}
+
+
+def test_cli_ray_flag_runs_the_python_entry_point(tmp_path, cluster):
+    planted.generate(tmp_path, train_bytes=1_000_000, files=3, per_kind=1, clean_items=4)
+    args = ["--train", str(tmp_path / "train"), "--eval", str(tmp_path / "eval_contaminated.jsonl"), "--quiet"]
+    subprocess.run([rldk_binary(), "contamination", *args, "--out", str(tmp_path / "local")], check=True,
+                   capture_output=True)
+    address = ray.get_runtime_context().gcs_address
+    proc = subprocess.run([rldk_binary(), "contamination", *args, "--ray", address, "--out", str(tmp_path / "ray"),
+                           "--gate"], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr  # planted items: the gate fails, as locally
+    assert (tmp_path / "ray" / "contamination.json").read_bytes() == \
+        (tmp_path / "local" / "contamination.json").read_bytes()

@@ -188,6 +188,31 @@ TEST(ContaminationMinHash, SignaturesFollowTheDefinition) {
   EXPECT_DOUBLE_EQ(ct::jaccard_estimate({1, 2, 3, 4}, {1, 2, 0, 4}), 0.75);
 }
 
+TEST(ContaminationMinHash, Affine32FollowsDatasketchsDefinition) {
+  ct::Permutations p = ct::minhash_permutations(37, 3, ct::MinHashScheme::affine32);
+  std::mt19937 rng(4);
+  std::vector<uint32_t> shingles{0, 1, 0xFFFFFFFFu};
+  for (int i = 0; i < 200; ++i) shingles.push_back(rng());
+  std::vector<uint32_t> sig;
+  ct::minhash_signature(shingles, p, sig);
+  auto fmix32 = [](uint32_t h) {
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    return h ^ (h >> 16);
+  };
+  for (size_t k = 0; k < 37; ++k) {
+    ASSERT_EQ(p.a[k] % 2, 1u);
+    ASSERT_LE(p.a[k], 0xFFFFFFFFu);
+    uint32_t best = 0xFFFFFFFFu;
+    for (uint32_t h : shingles) {
+      best = std::min(best, static_cast<uint32_t>(static_cast<uint32_t>(p.a[k]) * fmix32(h) + p.b[k]));
+    }
+    EXPECT_EQ(sig[k], best) << k;
+  }
+}
+
 TEST(ContaminationRule, Gpt3LengthRule) {
   ct::NgramOptions o;
   double p = 0;

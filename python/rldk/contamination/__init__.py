@@ -34,13 +34,14 @@ def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[str]:
 
 def options(methods: Union[str, Sequence[str]] = "all", ngram: Optional[int] = None, boilerplate: int = 10,
             full_coverage: float = 0.8, threshold: float = 0.8, num_perm: int = 128, shingle: int = 5, seed: int = 1,
-            lowercase: bool = True, punctuation: str = "strip", digits: str = "keep",
+            scheme: str = "legacy", lowercase: bool = True, punctuation: str = "strip", digits: str = "keep",
             text_cols: Sequence[str] = (), threads: int = 0) -> dict:
     """The check's options with the CLI's names and defaults (``rldk contamination --help``)."""
     if isinstance(methods, str):
         methods = methods.split(",")
     return {"methods": list(methods), "ngram": ngram, "boilerplate": boilerplate, "full_coverage": full_coverage,
-            "threshold": threshold, "num_perm": num_perm, "shingle": shingle, "seed": seed, "lowercase": lowercase,
+            "threshold": threshold, "num_perm": num_perm, "shingle": shingle, "seed": seed, "scheme": scheme,
+            "lowercase": lowercase,
             "punctuation": punctuation, "digits": digits, "text_cols": list(text_cols), "threads": threads}
 
 
@@ -103,14 +104,14 @@ def shingles32(text: str, k: int = 5) -> List[int]:
     return _core.contamination_shingles32(text, k)
 
 
-def permutations(num_perm: int = 128, seed: int = 1):
-    """(a, b): the MinHash permutations, to pass as ``datasketch.MinHash(permutations=...)``."""
-    return _core.contamination_permutations(num_perm, seed)
+def permutations(num_perm: int = 128, seed: int = 1, scheme: str = "legacy"):
+    """(a, b): the MinHash permutations, to pass as ``datasketch.MinHash(permutations=..., scheme=scheme)``."""
+    return _core.contamination_permutations(num_perm, seed, scheme)
 
 
-def minhash(shingles: Sequence[int], num_perm: int = 128, seed: int = 1) -> List[int]:
-    """The signature of 32-bit shingle values, computed as datasketch does."""
-    return _core.contamination_minhash(list(shingles), num_perm, seed)
+def minhash(shingles: Sequence[int], num_perm: int = 128, seed: int = 1, scheme: str = "legacy") -> List[int]:
+    """The signature of 32-bit shingle values, computed as datasketch does with that scheme."""
+    return _core.contamination_minhash(list(shingles), num_perm, seed, scheme)
 
 
 def lsh_parameters(threshold: float, num_perm: int, false_positive_weight: float = 0.5,

@@ -76,6 +76,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--num-perm", type=int, default=128)
     p.add_argument("--shingle", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--minhash-scheme", choices=["legacy", "affine32"], default="legacy")
     p.add_argument("--text-col", action="append", default=[])
     p.add_argument("--keep-case", action="store_true")
     p.add_argument("--punctuation", choices=["strip", "keep"], default="strip")
@@ -91,6 +92,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         report = check(a.train, a.eval, address=a.address, shards=a.shards, threads=a.threads, methods=methods,
                        ngram=a.ngram, boilerplate=a.boilerplate, full_coverage=a.full_coverage,
                        threshold=a.threshold, num_perm=a.num_perm, shingle=a.shingle, seed=a.seed,
+                       scheme=a.minhash_scheme,
                        lowercase=not a.keep_case, punctuation=a.punctuation, digits=a.digits, text_cols=a.text_col)
     except Exception as e:  # noqa: BLE001 - one line on stderr, exit 2, as the CLI
         print(f"rldk contamination --ray: {e}", file=sys.stderr)

@@ -83,6 +83,28 @@ __attribute__((target("avx2"))) void update_mins_avx2(const uint32_t* shingles, 
   if (k < perms) update_mins_scalar(shingles, count, a + k, b + k, perms - k, mins + k);
 }
 
+// affine32: one 32-bit multiply-add per permutation on fmix32(h), computed once per shingle by the caller. Eight
+// lanes per AVX2 vector; the compiler vectorises this loop over the permutations (32-bit lanes need no shuffles).
+inline uint32_t fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  return h ^ (h >> 16);
+}
+
+__attribute__((target_clones("avx2", "default"))) void update_mins_affine32(const uint32_t* shingles, size_t count,
+                                                                            const uint32_t* a, const uint32_t* b,
+                                                                            size_t perms, uint32_t* mins) {
+  for (size_t s = 0; s < count; ++s) {
+    uint32_t h = fmix32(shingles[s]);
+    for (size_t k = 0; k < perms; ++k) {
+      uint32_t v = a[k] * h + b[k];
+      mins[k] = v < mins[k] ? v : mins[k];
+    }
+  }
+}
+
 const bool HAVE_AVX2 = __builtin_cpu_supports("avx2");
 
 // Simpson's rule on 2000 intervals: the integrands are polynomials of degree <= num_perm on [0, 1], smooth enough that
@@ -97,19 +119,37 @@ double integrate(F&& f, double lo, double hi) {
 
 }  // namespace
 
-Permutations minhash_permutations(size_t num_perm, uint64_t seed) {
+const char* scheme_name(MinHashScheme s) { return s == MinHashScheme::affine32 ? "affine32" : "legacy"; }
+
+Permutations minhash_permutations(size_t num_perm, uint64_t seed, MinHashScheme scheme) {
   Permutations p;
+  p.scheme = scheme;
   uint64_t state = seed;
   for (size_t k = 0; k < num_perm; ++k) {
-    p.a.push_back(1 + splitmix64(state) % (MERSENNE_61 - 1));
-    p.b.push_back(splitmix64(state) % MERSENNE_61);
+    if (scheme == MinHashScheme::legacy) {
+      p.a.push_back(1 + splitmix64(state) % (MERSENNE_61 - 1));
+      p.b.push_back(splitmix64(state) % MERSENNE_61);
+    } else {
+      p.a.push_back((splitmix64(state) & 0xFFFFFFFFULL) | 1);  // odd: a bijection mod 2^32
+      p.b.push_back(splitmix64(state) & 0xFFFFFFFFULL);
+    }
   }
   return p;
 }
 
-MinHasher::MinHasher(const Permutations& perms) : a_(perms.a), b_(perms.b) {}
+MinHasher::MinHasher(const Permutations& perms) : a_(perms.a), b_(perms.b), scheme_(perms.scheme) {
+  for (size_t k = 0; k < a_.size(); ++k) {
+    a32_.push_back(static_cast<uint32_t>(a_[k]));
+    b32_.push_back(static_cast<uint32_t>(b_[k]));
+  }
+}
 
 void MinHasher::signature(const std::vector<uint32_t>& shingles, std::vector<uint32_t>& sig) const {
+  if (scheme_ == MinHashScheme::affine32) {
+    sig.assign(b_.size(), 0xFFFFFFFFu);
+    update_mins_affine32(shingles.data(), shingles.size(), a32_.data(), b32_.data(), b32_.size(), sig.data());
+    return;
+  }
   mins_.assign(b_.size(), EMPTY_MIN);
   (HAVE_AVX2 ? update_mins_avx2 : update_mins_scalar)(shingles.data(), shingles.size(), a_.data(), b_.data(),
                                                       b_.size(), mins_.data());

@@ -18,6 +18,8 @@ class MinHasher {
 
  private:
   std::vector<uint64_t> a_, b_;
+  std::vector<uint32_t> a32_, b32_;  // affine32's multipliers and offsets
+  MinHashScheme scheme_;
   mutable std::vector<int64_t> mins_;
 };
 

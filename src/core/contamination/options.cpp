@@ -42,4 +42,10 @@ Result<NormalizeOptions> parse_normalize(bool lowercase, std::string_view punctu
   return n;
 }
 
+Result<MinHashScheme> parse_scheme(std::string_view name) {
+  if (name == "legacy") return MinHashScheme::legacy;
+  if (name == "affine32") return MinHashScheme::affine32;
+  return Error{ErrorCode::invalid_argument, "MinHash schemes are legacy or affine32, got '" + std::string(name) + "'", ""};
+}
+
 }  // namespace rldk::contamination

@@ -79,7 +79,10 @@ Json options_json(const Report& r) {
     m["threshold"] = o.minhash.threshold;
     m["bands"] = static_cast<uint64_t>(r.bands_rows.first);
     m["rows"] = static_cast<uint64_t>(r.bands_rows.second);
-    m["permutations"] = "a*h+b mod 2^64 mod 2^61-1, 32 bits (datasketch); a, b from splitmix64(seed)";
+    m["scheme"] = scheme_name(o.minhash.scheme);
+    m["permutations"] = o.minhash.scheme == MinHashScheme::legacy
+                            ? "a*h+b mod 2^64 mod 2^61-1, 32 bits (datasketch legacy); a, b from splitmix64(seed)"
+                            : "a*fmix32(h)+b mod 2^32 (datasketch affine32); a, b from splitmix64(seed)";
     j["minhash"] = m;
   }
   return j;

@@ -28,7 +28,7 @@ std::string settings(const Report& r) {
          percent(o.llama2.clean_below) + ", dirty above " + percent(o.llama2.dirty_above) + ".";
   }
   if (o.methods.minhash) {
-    s += " MinHash: " + std::to_string(o.minhash.num_perm) + " permutations (seed " +
+    s += " MinHash: " + std::to_string(o.minhash.num_perm) + " permutations (" + scheme_name(o.minhash.scheme) + ", seed " +
          std::to_string(o.minhash.seed) + "), " + std::to_string(o.minhash.shingle) + "-word shingles, Jaccard >= " +
          std::to_string(o.minhash.threshold).substr(0, 4) + ", LSH " + std::to_string(r.bands_rows.first) + " bands x " +
          std::to_string(r.bands_rows.second) + " rows, candidates confirmed by exact Jaccard.";

@@ -61,7 +61,7 @@ EvalIndex build_eval_index(const std::vector<EvalSet>& sets, const CheckOptions&
 
   if (options.methods.minhash) {
     const MinHashOptions& m = options.minhash;
-    index.perms = minhash_permutations(m.num_perm, m.seed);
+    index.perms = minhash_permutations(m.num_perm, m.seed, m.scheme);
     index.bands_rows = m.bands_rows ? *m.bands_rows
                                     : lsh_parameters(m.threshold, m.num_perm, m.false_positive_weight,
                                                      m.false_negative_weight);
