@@ -7,7 +7,8 @@ measured in the same run on the same generated corpus (bench/contamination/plant
     Python);
   - MinHash P=128 on word 5-gram shingles: `rldk contamination --method minhash` (signatures of every training
     document, LSH lookup, exact-Jaccard confirmation) vs datasketch's MinHash.update_batch per document (signatures
-    only, its default scheme; its legacy scheme, the one rldk reproduces value for value, is timed too).
+    only), each of datasketch's two schemes against rldk's run of the same scheme: legacy (rldk's default, methods.md)
+    and affine32 (datasketch 2.0's default).
 
 rldk runs end to end (reading the files, tokenising, hashing, probing, the report) on 1 thread (the per-core rate)
 and on every core. The baselines run on a slice of the corpus (--baseline-mb) since they are slow; rates are MB/s of
@@ -50,9 +51,9 @@ def corpus_bytes(train_dir):
     return sum(os.path.getsize(os.path.join(train_dir, f)) for f in os.listdir(train_dir))
 
 
-def run_rldk(train_dir, evals, method, threads, out=None):
+def run_rldk(train_dir, evals, method, threads, out=None, scheme="legacy"):
     cmd = [rldk_binary(), "contamination", "--train", train_dir, "--eval", *evals, "--method", method, "--threads",
-           str(threads), "--json", "--quiet"]
+           str(threads), "--json", "--quiet", "--minhash-scheme", scheme]
     if out:
         cmd += ["--out", out]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -155,6 +156,8 @@ def main():
         w_ngramN, _, _ = run_rldk(train, evals, "ngram", a.threads)
         w_min1, c_min1, report_m = run_rldk(train, evals, "minhash", 1)
         w_minN, _, _ = run_rldk(train, evals, "minhash", a.threads)
+        w_aff1, c_aff1, report_a = run_rldk(train, evals, "minhash", 1, scheme="affine32")
+        w_affN, _, _ = run_rldk(train, evals, "minhash", a.threads, scheme="affine32")
         w_allN, _, report_all = run_rldk(train, evals, "all", a.threads)
         wrong_all, fp_all = check_planted(report_all, plan)
         lines, sliced = slice_lines(train, a.baseline_mb * 1e6)
@@ -169,6 +172,11 @@ def main():
             "rldk_ngram_all_MBps": mb / w_ngramN,
             "rldk_minhash_1core_MB_per_cpu_s": mb / c_min1, "rldk_minhash_1core_MB_per_wall_s": mb / w_min1,
             "rldk_minhash_all_MBps": mb / w_minN, "rldk_all_methods_all_MBps": mb / w_allN,
+            "rldk_minhash_affine32_1core_MB_per_cpu_s": mb / c_aff1, "rldk_minhash_affine32_1core_MB_per_wall_s":
+                mb / w_aff1, "rldk_minhash_affine32_all_MBps": mb / w_affN,
+            "minhash_affine32_found": sum(i["verdict"] != "clean" for i in report_a["items"] if i["set"] == 0),
+            "minhash_affine32_false_positives": sum(i["verdict"] != "clean" for i in report_a["items"]
+                                                    if i["set"] == 1),
             "python_ngram_set_MB_per_cpu_s": sliced / 1e6 / t_py, "datasketch_minhash_MB_per_cpu_s": sliced / 1e6 / t_ds,
             "datasketch_minhash_legacy_MB_per_cpu_s": sliced / 1e6 / t_ds_legacy,
             "memory_read_MBps": memory_read_rate(),
@@ -187,15 +195,21 @@ def main():
               f"({r['rldk_ngram_1core_MB_per_wall_s']:.0f}) | {r['rldk_ngram_all_MBps']:.0f} MB/s "
               f"| pure-Python n-gram set {r['python_ngram_set_MB_per_cpu_s']:.1f} "
               f"| {r['rldk_ngram_1core_MB_per_cpu_s'] / r['python_ngram_set_MB_per_cpu_s']:.0f}x | 200 MB/s/core |")
-        print(f"| MinHash P=128 (+LSH, confirm) | {r['rldk_minhash_1core_MB_per_cpu_s']:.0f} "
+        print(f"| MinHash P=128 legacy scheme (+LSH, confirm) | {r['rldk_minhash_1core_MB_per_cpu_s']:.0f} "
               f"({r['rldk_minhash_1core_MB_per_wall_s']:.0f}) | {r['rldk_minhash_all_MBps']:.0f} MB/s "
-              f"| datasketch {r['datasketch_minhash_MB_per_cpu_s']:.2f} (legacy scheme "
-              f"{r['datasketch_minhash_legacy_MB_per_cpu_s']:.2f}) "
-              f"| {r['rldk_minhash_1core_MB_per_cpu_s'] / r['datasketch_minhash_MB_per_cpu_s']:.0f}x | 100 MB/s/core |")
+              f"| datasketch legacy {r['datasketch_minhash_legacy_MB_per_cpu_s']:.2f} "
+              f"| {r['rldk_minhash_1core_MB_per_cpu_s'] / r['datasketch_minhash_legacy_MB_per_cpu_s']:.0f}x "
+              f"| 100 MB/s/core |")
+        print(f"| MinHash P=128 affine32 scheme (+LSH, confirm) | {r['rldk_minhash_affine32_1core_MB_per_cpu_s']:.0f} "
+              f"({r['rldk_minhash_affine32_1core_MB_per_wall_s']:.0f}) | {r['rldk_minhash_affine32_all_MBps']:.0f} MB/s "
+              f"| datasketch default (affine32) {r['datasketch_minhash_MB_per_cpu_s']:.2f} "
+              f"| {r['rldk_minhash_affine32_1core_MB_per_cpu_s'] / r['datasketch_minhash_MB_per_cpu_s']:.0f}x "
+              f"| 100 MB/s/core |")
         print(f"\nall three methods, all cores: {r['rldk_all_methods_all_MBps']:.0f} MB/s; memory read ceiling "
               f"{r['memory_read_MBps']:.0f} MB/s")
         print(f"planted: {r['planted_items']} items, wrong (n-gram run): {len(wrong)}, wrong (all methods): "
-              f"{len(wrong_all)}; MinHash alone finds {r['minhash_found']}; false positives on {r['clean_set_items']} "
+              f"{len(wrong_all)}; MinHash alone finds {r['minhash_found']} (affine32: "
+              f"{r['minhash_affine32_found']}); false positives on {r['clean_set_items']} "
               f"clean items: {fp} (n-gram), {fp_all} (all)")
         with open(os.path.join(root, "bench_contamination.json"), "w") as f:
             json.dump(results, f, indent=2)

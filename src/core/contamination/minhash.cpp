@@ -109,13 +109,25 @@ const bool HAVE_AVX2 = __builtin_cpu_supports("avx2");
 
 // Simpson's rule on 2000 intervals: the integrands are polynomials of degree <= num_perm on [0, 1], smooth enough that
 // this agrees with SciPy's quad (datasketch's integrator) far below the gaps between neighbouring (b, r) choices.
-template <class F>
-double integrate(F&& f, double lo, double hi) {
-  constexpr int INTERVALS = 2000;
-  double h = (hi - lo) / INTERVALS, sum = f(lo) + f(hi);
-  for (int i = 1; i < INTERVALS; ++i) sum += f(lo + i * h) * (i % 2 ? 4 : 2);
-  return sum * h / 3;
-}
+constexpr int INTERVALS = 2000;
+
+// Simpson weights times h for the grid of [lo, hi], and log(1 - s^r) at its points for one r: then
+// (1 - s^r)^b = exp(b log(1 - s^r)) costs one exp per point for every b (instead of two pow calls).
+struct Grid {
+  std::vector<double> weight, s;
+  Grid(double lo, double hi) {
+    double h = (hi - lo) / INTERVALS;
+    for (int i = 0; i <= INTERVALS; ++i) {
+      s.push_back(lo + i * h);
+      weight.push_back(h / 3 * (i == 0 || i == INTERVALS ? 1 : i % 2 ? 4 : 2));
+    }
+  }
+  std::vector<double> log_not_sr(double r) const {
+    std::vector<double> out;
+    for (double x : s) out.push_back(std::log1p(-std::pow(x, r)));
+    return out;
+  }
+};
 
 }  // namespace
 
@@ -186,13 +198,21 @@ double exact_jaccard(const std::vector<uint64_t>& a, const std::vector<uint64_t>
 }
 
 std::pair<size_t, size_t> lsh_parameters(double threshold, size_t num_perm, double fp_weight, double fn_weight) {
+  const Grid below(0.0, threshold), above(threshold, 1.0);
   double best = INFINITY;
   std::pair<size_t, size_t> choice{0, 0};
+  // datasketch's loop order (b outer, r inner, first minimum kept), with each r's logs computed once.
+  std::vector<std::vector<double>> log_below(num_perm + 1), log_above(num_perm + 1);
+  for (size_t r = 1; r <= num_perm; ++r) {
+    log_below[r] = below.log_not_sr(static_cast<double>(r));
+    log_above[r] = above.log_not_sr(static_cast<double>(r));
+  }
   for (size_t b = 1; b <= num_perm; ++b) {
     for (size_t r = 1; r <= num_perm / b; ++r) {
-      double bd = static_cast<double>(b), rd = static_cast<double>(r);
-      double fp = integrate([&](double s) { return 1 - std::pow(1 - std::pow(s, rd), bd); }, 0.0, threshold);
-      double fn = integrate([&](double s) { return std::pow(1 - std::pow(s, rd), bd); }, threshold, 1.0);
+      double bd = static_cast<double>(b), fp = 0, fn = 0;
+      // False positives: P(s) = 1 - (1 - s^r)^b below the threshold; false negatives: 1 - P(s) above it.
+      for (size_t i = 0; i < below.s.size(); ++i) fp += below.weight[i] * (1 - std::exp(bd * log_below[r][i]));
+      for (size_t i = 0; i < above.s.size(); ++i) fn += above.weight[i] * std::exp(bd * log_above[r][i]);
       double error = fp * fp_weight + fn * fn_weight;
       if (error < best) {
         best = error;
