@@ -208,8 +208,9 @@ void add_normalize_options(CLI::App* cmd, const std::shared_ptr<ContaminationCli
 
 void add_check_options(CLI::App* cmd, const std::shared_ptr<ContaminationCliOptions>& o, bool older) {
   cmd->add_option("--train", o->train,
-                  "Training data: JSONL, CSV, Parquet, W&B tables or .txt (one document per line), or folders of "
-                  "them; each text cell of a row is one training document");
+                  "Training data: JSONL, CSV, Parquet, Arrow (a Hugging Face datasets save_to_disk folder), W&B "
+                  "tables or .txt (one document per line), or folders of them; each text cell of a row is one training "
+                  "document");
   cmd->add_option(older ? "--eval,--val" : "--eval", o->eval,
                   "Eval sets to check (same formats; one set per path, each row an item)");
   cmd->add_option("--index", o->index, "Check against an index built by `rldk contamination index` instead of --train");
