@@ -250,9 +250,11 @@ def test_hugging_face_datasets_saved_to_disk_are_read(tmp_path):
     datasets.Dataset.from_dict({"prompt": [item, "an unrelated prompt about something else entirely"],
                                 "reward_model": [{"ground_truth": "42"}, {"ground_truth": "7"}]}) \
         .save_to_disk(str(tmp_path / "pool"))
-    write(tmp_path / "eval.jsonl", json.dumps({"question": item}) + "\n")
+    import pyarrow as pa
+    import pyarrow.feather as feather
+    feather.write_feather(pa.table({"question": [item]}), str(tmp_path / "eval.feather"))  # Arrow's file format
     for train in (tmp_path / "pool", next((tmp_path / "pool").glob("*.arrow"))):
-        report = json.loads(run("--train", train, "--eval", tmp_path / "eval.jsonl", "--json", check=0).stdout)
+        report = json.loads(run("--train", train, "--eval", tmp_path / "eval.feather", "--json", check=0).stdout)
         assert report["items"][0]["verdict"] == "full", train
         assert report["items"][0]["texts"][0]["ngram"]["spans"][0]["train"]["field"] == "prompt"
         assert report["train"]["documents"] == 2 + 2  # prompts and the nested reward_model/ground_truth answers
