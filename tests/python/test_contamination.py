@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import jsonschema
 import numpy as np
 import pytest
 
@@ -18,6 +19,14 @@ from rldk import contamination as ct
 
 sys.path.insert(0, str(ROOT / "bench" / "contamination"))
 import planted  # noqa: E402
+
+
+SCHEMA = json.loads((ROOT / "docs" / "schemas" / "rldk.contamination.v1.schema.json").read_text())
+
+
+def valid(report):
+    jsonschema.Draft202012Validator(SCHEMA).validate(report)
+    return report
 
 
 def run(*args, check=None):
@@ -74,7 +83,7 @@ def test_ngram_method_agrees_with_plain_python_gpt3_rule(tmp_path, seed):
     write(tmp_path / "train.jsonl", "".join(json.dumps({"text": d}) + "\n" for d in docs if d))
     write(tmp_path / "eval.jsonl", "".join(json.dumps({"question": t}) + "\n" for t in items))
     n, expected = gpt3_oracle([d for d in docs if d], items)
-    report = ct.check(train=tmp_path / "train.jsonl", eval=tmp_path / "eval.jsonl", methods="ngram").json
+    report = valid(ct.check(train=tmp_path / "train.jsonl", eval=tmp_path / "eval.jsonl", methods="ngram").json)
     assert report["eval_sets"][0]["n"] == n
     assert report["eval_sets"][0]["percentile_words"] == pytest.approx(
         np.percentile([len(words(t)) for t in items], 5))
@@ -137,7 +146,7 @@ def test_planted_contamination_found_with_spans_and_verdicts(planted_corpus, tmp
     out = tmp_path / "out"
     proc = run("--train", root / "train", "--eval", root / "eval_contaminated.jsonl", root / "eval_clean.jsonl",
                "--out", out, "--json", "--gate", "--threads", 2, check=1)
-    report = json.loads(proc.stdout)
+    report = valid(json.loads(proc.stdout))
     assert report == json.loads((out / "contamination.json").read_text())
     items = [i for i in report["items"] if i["set"] == 0]
     assert len(items) == len(plan)
@@ -210,7 +219,7 @@ def test_index_gives_the_same_verdicts_and_refuses_damage(planted_corpus, tmp_pa
     idx = tmp_path / "train.idx"
     subprocess.run([rldk_binary(), "contamination", "index", "--train", str(root / "train"), "-o", str(idx),
                     "--ngram", "13,11"], check=True, capture_output=True)
-    via = json.loads(run("--index", idx, "--eval", root / "eval_contaminated.jsonl", "--json", check=0).stdout)
+    via = valid(json.loads(run("--index", idx, "--eval", root / "eval_contaminated.jsonl", "--json", check=0).stdout))
     direct = json.loads(run("--train", root / "train", "--eval", root / "eval_contaminated.jsonl", "--json",
                             "--method", "ngram,llama2", check=0).stdout)
     assert [i["verdict"] for i in via["items"]] == [i["verdict"] for i in direct["items"]]

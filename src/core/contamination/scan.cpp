@@ -79,7 +79,9 @@ EvalIndex build_eval_index(const std::vector<EvalSet>& sets, const CheckOptions&
       ngram_hashes(words, n, hashes);
       for (uint64_t h : hashes) index.table.insert(h);
     }
-    if (options.methods.minhash) {
+    // A text shorter than one shingle is not a near-duplicate of anything: a one-word answer ("72") would equal
+    // every training answer that is the same number.
+    if (options.methods.minhash && words.size() >= options.minhash.shingle) {
       shingle_hashes(words, options.minhash.shingle, hashes);
       low.assign(hashes.size(), 0);
       for (size_t i = 0; i < hashes.size(); ++i) low[i] = static_cast<uint32_t>(hashes[i]);
@@ -175,6 +177,7 @@ class Worker {
 
  private:
   void near_duplicates(const DocRef& ref) {
+    if (words_.size() < options_.minhash.shingle) return;  // as on the eval side: too short to be a near-duplicate
     shingle_hashes(words_, options_.minhash.shingle, hashes_);
     if (hashes_.empty()) return;
     low_.resize(hashes_.size());
