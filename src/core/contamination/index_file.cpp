@@ -21,6 +21,8 @@ namespace rldk::contamination {
 namespace {
 
 constexpr uint64_t INDEX_MAGIC = 0x584449434B444C52ULL;  // "RLDKCIDX"
+// The keys are the word hash (tokenize.cpp) rolled by ngram_hash: a change to either makes old indexes silently miss,
+// so it must come with a new version here.
 constexpr uint32_t INDEX_VERSION = 1;
 constexpr size_t HEADER_BYTES = 24;
 constexpr size_t ENTRY_BYTES = 36;
