@@ -107,15 +107,18 @@ struct Chunk {
   std::vector<Doc> docs;
 };
 
-// A bounded queue: the reader waits when workers fall behind, so memory stays at a few chunks.
+// A bounded queue: when the workers fall behind, the reader scans the chunk itself instead of queueing it, so memory
+// stays at a few chunks and no core idles while the reader waits.
 class ChunkQueue {
  public:
   explicit ChunkQueue(size_t capacity) : capacity_(capacity) {}
-  void push(Chunk chunk) {
-    std::unique_lock lock(mutex_);
-    not_full_.wait(lock, [&] { return queue_.size() < capacity_; });
+  // False when the queue is full (the chunk is left with the caller).
+  bool try_push(Chunk& chunk) {
+    std::lock_guard lock(mutex_);
+    if (queue_.size() >= capacity_) return false;
     queue_.push_back(std::move(chunk));
     not_empty_.notify_one();
+    return true;
   }
   bool pop(Chunk& chunk) {
     std::unique_lock lock(mutex_);
@@ -123,7 +126,6 @@ class ChunkQueue {
     if (queue_.empty()) return false;
     chunk = std::move(queue_.front());
     queue_.pop_front();
-    not_full_.notify_one();
     return true;
   }
   void close() {
@@ -135,7 +137,7 @@ class ChunkQueue {
  private:
   size_t capacity_;
   std::mutex mutex_;
-  std::condition_variable not_full_, not_empty_;
+  std::condition_variable not_empty_;
   std::deque<Chunk> queue_;
   bool closed_ = false;
 };
@@ -214,29 +216,24 @@ void process(Worker& worker, const Chunk& chunk) {
 
 Result<Partial> scan_training(const std::vector<std::string>& files, uint32_t first_file, const EvalIndex& index,
                               const CheckOptions& options) {
+  // threads - 1 pool workers, and the reading thread, which scans a chunk itself whenever the queue is full.
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned t = 0; t < threads; ++t) workers.push_back(std::make_unique<Worker>(index, options));
   ChunkQueue queue(2 * threads);
   std::vector<std::thread> pool;
-  if (threads > 1) {
-    for (unsigned t = 0; t < threads; ++t) {
-      pool.emplace_back([&queue, &worker = *workers[t]] {
-        Chunk chunk;
-        while (queue.pop(chunk)) process(worker, chunk);
-      });
-    }
+  for (unsigned t = 1; t < threads; ++t) {
+    pool.emplace_back([&queue, &worker = *workers[t]] {
+      Chunk chunk;
+      while (queue.pop(chunk)) process(worker, chunk);
+    });
   }
   Partial out;
   Chunk chunk;
   uint64_t reported = 0;
   auto hand_out = [&] {
     if (chunk.docs.empty()) return;
-    if (threads > 1) {
-      queue.push(std::move(chunk));
-    } else {
-      process(*workers[0], chunk);
-    }
+    if (threads == 1 || !queue.try_push(chunk)) process(*workers[0], chunk);
     chunk = Chunk{};
     if (options.progress && out.bytes - reported >= (uint64_t{64} << 20)) {
       reported = out.bytes;
