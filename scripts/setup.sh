@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(g++ cmake ninja-build pkg-config zlib1g-dev libzstd-dev zstd libyaml-cpp-dev libcli11-dev libgtest-dev
-              libcurl4-openssl-dev libsqlite3-dev libxxhash-dev libsimdjson-dev ccache
+              libcurl4-openssl-dev libsqlite3-dev libxxhash-dev libsimdjson-dev libicu-dev ccache
               clang-14 libclang-rt-14-dev python3-venv
               chromium fonts-dejavu-core)
 

@@ -19,7 +19,7 @@ from .errors import (InvalidArgumentError, MetricNotFoundError, RldkError, Sourc
 from .event_writer import EventWriter
 from .monitor import Monitor
 from .run import Run, Segment, Series, read_run, read_runs
-from . import evals, reward, seed, tracking  # tracking imports torch/pandas/datasets only when used
+from . import contamination, evals, reward, seed, tracking  # tracking imports torch/pandas/datasets only when used
 from .seed import rng_fingerprint, seed_context, set_global_seed
 
 __version__ = _core.__version__

@@ -19,5 +19,7 @@ T unwrap(rldk::Result<T> result) {
 
 // rldk._core functions of provenance (content hashes, lineage, run manifest diff): bind_provenance.cpp.
 void bind_provenance(nanobind::module_& m);
+// rldk._core contamination functions (check, shards, index, kernels): bind_contamination.cpp.
+void bind_contamination(nanobind::module_& m);
 
 }  // namespace rldk_py

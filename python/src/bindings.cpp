@@ -377,6 +377,7 @@ NB_MODULE(_core, m) {
   });
 
   rldk_py::bind_provenance(m);
+  rldk_py::bind_contamination(m);
 
   m.def("as_step", [](nb::handle value, const std::string& arg) { return to_step(value, arg.c_str()); },
         "value"_a.none(), "arg"_a = "step", "The step as an int64, or InvalidArgumentError naming arg and the value.");

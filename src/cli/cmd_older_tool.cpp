@@ -14,8 +14,6 @@ struct OlderCommand {
 };
 
 constexpr OlderCommand OLDER_COMMANDS[] = {
-    {"data-contamination",
-     "train/validation contamination checks are not built yet (an open issue of the project); nothing was checked"},
     {"data-integrity",
      "replaced by content-hashed data lineage: `rldk lineage record DATA... -o lineage.json` once, then "
      "`rldk lineage verify lineage.json` names every file that changed (docs/provenance.md)"},

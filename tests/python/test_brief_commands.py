@@ -35,7 +35,7 @@ OUTCOMES = {
         "ok",
     "rldk reward-health --run code_training_logs.jsonl --output-dir health_analysis": "ok",
     "rldk data-integrity --manifest data_lineage.md --data-dir datasets/": ("message", r"rldk lineage verify"),
-    "rldk data-contamination --train train_data.jsonl --val val_data.jsonl": ("message", r"not built yet"),
+    "rldk data-contamination --train train_data.jsonl --val val_data.jsonl": "ok",
     "rldk profile --run training_logs.jsonl --metrics memory_usage,compute_time --output-dir profile_analysis": "ok",
     "rldk diff --a run_1 --b run_2 --signals reward_mean,loss": "ok",
     'rldk check-determinism --cmd "python your_training.py" --compare reward_mean': "ok",
@@ -262,6 +262,11 @@ def build_sandbox(root):
         write_samples(root / name)
     write_rollouts(root / "run" / "completions", "clean", fmt="trl_parquet", steps=6, prompts=6, group=4)
     (root / "eval_results.jsonl").write_text('{"prompt": "p", "gold": 1.0}\n')
+    # `rldk data-contamination`: a validation prompt that also sits in the training prompts.
+    question = "what is the sum of the first twenty positive integers if each one is counted exactly once please"
+    (root / "train_data.jsonl").write_text(json.dumps({"prompt": question}) + "\n" +
+                                           json.dumps({"prompt": "an unrelated training prompt"}) + "\n")
+    (root / "val_data.jsonl").write_text(json.dumps({"prompt": question}) + "\n")
     # Two small reward models (transformers folders), scored on prompts.jsonl by `rldk reward drift`.
     write_reward_models(root)
     write_checkpoint(root / "model_a.pt", 1.0)

@@ -4,7 +4,8 @@ JSON written beside it validated against its schema in docs/schemas/.
 The cards come from the bundled examples and the labeled rollout fixtures: the reward card (`rldk reward health`:
 length bias with preference pairs, and proxy up / gold down with a KL log), the reward-model drift card (`rldk reward
 drift`), the doctor, drift (`rldk diff`) and determinism cards; `rldk scan --out` writes JSON only. Each folder a
-command writes is taken as it is: every *.html in it is rendered and every *.json in it validated, so a card a
+command writes is taken as it is: every *.html in it is rendered and every *.json in it validated (the contamination
+card too), so a card a
 command starts writing is covered without editing this file.
 
 Chromium screenshots each card and dumps its DOM in the same run, two cards at a time. A card passes when
@@ -158,6 +159,27 @@ def determinism_card(tmp):
     return card
 
 
+def contamination_card(tmp):
+    """Eval items of which the training pool holds a verbatim copy and a half copy, one clean; a quote with markup."""
+    items = ["How many <b>apples</b> does Ann have if she buys 12 bags of 7 apples and gives away 19 of them to friends",
+             "A train leaves the station at 3 pm travelling 60 km per hour; when does it reach the city 150 km away",
+             "What is the smallest prime number that is larger than one hundred and also one more than a square"]
+    train, evals = tmp / "contamination_train.jsonl", tmp / "contamination_eval.jsonl"
+    train.write_text(json.dumps({"prompt": "Solve: " + items[0]}) + "\n" +
+                     json.dumps({"prompt": " ".join(items[1].split()[:12]) + " and stops twice"}) + "\n")
+    evals.write_text("".join(json.dumps({"id": i, "question": q}) + "\n" for i, q in enumerate(items)))
+    out = tmp / "contamination"
+    run([rldk_binary(), "contamination", "--train", train, "--eval", evals, "--out", out])
+    doc = only_json(out)
+    card = Card("contamination", out)
+    card.must_show = ["rldk contamination card", "CONTAMINATED", str(evals)]
+    for item in doc["items"]:
+        if item["verdict"] != "clean":
+            card.must_show.append(f"{item['file']}:{item['row']} - {item['verdict']}")
+            card.must_show += [s["quote"][:40] for t in item["texts"] for s in t["ngram"]["spans"]]
+    return card
+
+
 def scan_report(tmp):
     out = tmp / "scan"
     run([rldk_binary(), "scan", ROOT / "examples" / "scan" / "ppo_kl_shift.jsonl", "--out", out])
@@ -169,7 +191,8 @@ def cards(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cards")
     # The slow two first (doctor and check-determinism probe the Python environment), side by side.
     makers = [(doctor_card,), (determinism_card,), (reward_health_card, "length_bias"),
-              (reward_health_card, "proxy_up_gold_down"), (reward_drift_card,), (diff_card,), (scan_report,)]
+              (reward_health_card, "proxy_up_gold_down"), (reward_drift_card,), (diff_card,), (scan_report,),
+              (contamination_card,)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL_RENDERS) as pool:
         made = [f.result() for f in [pool.submit(maker, tmp, *args) for maker, *args in makers]]
     return {card.name: card for card in made}
@@ -300,7 +323,7 @@ def rendered(cards, tmp_path_factory):
 
 
 CARD_NAMES = ["reward_health_length_bias", "reward_health_proxy_up_gold_down", "reward_drift", "doctor", "diff",
-              "determinism"]
+              "determinism", "contamination"]
 
 
 def test_every_page_written_is_checked(cards, rendered):

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace rldk::samples {
 namespace {
@@ -74,32 +75,67 @@ Error arrow_error(const std::string& path, const arrow::Status& status) {
 
 }  // namespace
 
-Status read_parquet_samples(const std::string& path, CellSink& sink) {
-  auto file = arrow::io::ReadableFile::Open(path);
-  if (!file.ok()) return arrow_error(path, file.status());
-  auto reader = parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
-  if (!reader.ok()) return arrow_error(path, reader.status());
-  std::shared_ptr<arrow::Schema> schema;
-  arrow::Status got = (*reader)->GetSchema(&schema);
-  if (!got.ok()) return arrow_error(path, got);
+namespace {
+
+// A column as the sink sees it: a top-level field, or a leaf of a struct named "parent/child" (verl's prompt pools
+// hold reward_model: {ground_truth, style}), as the JSONL reader names nested fields.
+struct Leaf {
+  std::vector<int> path;  // field index at each level
+  std::string name;
+  bool numeric = false;
+};
+
+void add_leaves(const arrow::Field& field, const std::string& prefix, std::vector<int> path, std::vector<Leaf>& out) {
+  std::string name = prefix + field.name();
+  if (field.type()->id() == arrow::Type::STRUCT) {
+    for (int k = 0; k < field.type()->num_fields(); ++k) {
+      std::vector<int> child = path;
+      child.push_back(k);
+      add_leaves(*field.type()->field(k), name + "/", child, out);
+    }
+    return;
+  }
+  out.push_back(Leaf{std::move(path), name, numeric_type(*field.type())});
+}
+
+}  // namespace
+
+Status read_record_batches(const std::string& path, const arrow::Schema& schema, arrow::RecordBatchReader& batches,
+                           const std::string& format, CellSink& sink) {
+  std::vector<Leaf> leaves;
+  for (int c = 0; c < schema.num_fields(); ++c) add_leaves(*schema.field(c), "", {c}, leaves);
   std::vector<FileColumn> columns;
-  for (const auto& field : schema->fields()) columns.push_back({field->name(), numeric_type(*field->type())});
-  bool trl = schema->GetFieldIndex("completion") >= 0 && schema->GetFieldIndex("advantage") >= 0;
-  Status begun = sink.begin_file(path, columns, step_from_file_name(path),
-                                      trl ? "parquet (TRL completions)" : "parquet");
+  for (const auto& leaf : leaves) columns.push_back({leaf.name, leaf.numeric});
+  bool trl = schema.GetFieldIndex("completion") >= 0 && schema.GetFieldIndex("advantage") >= 0;
+  Status begun = sink.begin_file(path, columns, step_from_file_name(path), trl ? format + " (TRL completions)" : format);
   if (!begun.ok()) return begun;
-  auto batches = (*reader)->GetRecordBatchReader();
-  if (!batches.ok()) return arrow_error(path, batches.status());
   uint64_t row = 0;
   std::string text;
+  // Per leaf of the current batch: its array and the struct arrays above it (a null struct hides its fields).
+  std::vector<const arrow::Array*> arrays;
+  std::vector<std::vector<const arrow::Array*>> parents;
   for (;;) {
     std::shared_ptr<arrow::RecordBatch> batch;
-    arrow::Status next = (*batches)->ReadNext(&batch);
-    if (!next.ok()) return arrow_error(path, next);
+    arrow::Status next = batches.ReadNext(&batch);
+    if (!next.ok()) return Error{ErrorCode::unreadable, "cannot read " + format + ": " + next.message(), path};
     if (!batch) break;
+    arrays.assign(leaves.size(), nullptr);
+    parents.assign(leaves.size(), {});
+    for (size_t l = 0; l < leaves.size(); ++l) {
+      const arrow::Array* a = batch->column(leaves[l].path[0]).get();
+      for (size_t d = 1; d < leaves[l].path.size(); ++d) {
+        parents[l].push_back(a);
+        a = static_cast<const arrow::StructArray&>(*a).field(leaves[l].path[d]).get();  // offset-adjusted child
+      }
+      arrays[l] = a;
+    }
     for (int64_t i = 0; i < batch->num_rows(); ++i, ++row) {
-      for (int c = 0; c < batch->num_columns(); ++c) {
-        const arrow::Array& array = *batch->column(c);
+      for (size_t l = 0; l < leaves.size(); ++l) {
+        const arrow::Array& array = *arrays[l];
+        bool hidden = false;
+        for (const arrow::Array* p : parents[l]) hidden |= p->IsNull(i);
+        if (hidden) continue;
+        int c = static_cast<int>(l);
         if (numeric_type(*array.type())) {
           sink.set_number(c, number_at(array, i));
         } else if (array.type_id() == arrow::Type::STRING && !array.IsNull(i)) {
@@ -112,6 +148,19 @@ Status read_parquet_samples(const std::string& path, CellSink& sink) {
     }
   }
   return Ok{};
+}
+
+Status read_parquet_samples(const std::string& path, CellSink& sink) {
+  auto file = arrow::io::ReadableFile::Open(path);
+  if (!file.ok()) return arrow_error(path, file.status());
+  auto reader = parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
+  if (!reader.ok()) return arrow_error(path, reader.status());
+  std::shared_ptr<arrow::Schema> schema;
+  arrow::Status got = (*reader)->GetSchema(&schema);
+  if (!got.ok()) return arrow_error(path, got);
+  auto batches = (*reader)->GetRecordBatchReader();
+  if (!batches.ok()) return arrow_error(path, batches.status());
+  return read_record_batches(path, *schema, **batches, "parquet", sink);
 }
 
 }  // namespace rldk::samples

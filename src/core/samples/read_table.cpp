@@ -70,7 +70,7 @@ bool looks_like_wandb_table(std::string_view head) {
   return head.rfind("\"columns\"", 0) == 0;
 }
 
-enum class FileKind { parquet, jsonl, csv, wandb_table };
+enum class FileKind { parquet, arrow_ipc, jsonl, csv, wandb_table };
 
 // The name decides where it is clear (.csv, .tsv, .jsonl, W&B's .table.json); the content decides otherwise (a
 // .json that holds a W&B table, a .txt or .gz or a name without extension: '{' starts JSON lines, anything else is
@@ -79,6 +79,7 @@ FileKind kind_of(const std::string& file) {
   if (is_parquet(file)) return FileKind::parquet;
   std::string name = fs::path(file).filename().string();
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ends_with_any(name, {".arrow", ".feather"})) return FileKind::arrow_ipc;
   if (is_wandb_table_name(name)) return FileKind::wandb_table;
   if (csv_name(name)) return FileKind::csv;
   if (ends_with_any(name, {".jsonl", ".jsonl.gz", ".jsonl.zst"})) return FileKind::jsonl;
@@ -133,6 +134,7 @@ Status read_one(const std::string& file, CellSink& sink, Diagnostics& diagnostic
   try {
     switch (kind_of(file)) {
       case FileKind::parquet: return read_parquet_samples(file, sink);
+      case FileKind::arrow_ipc: return read_arrow_ipc_samples(file, sink);
       case FileKind::csv: return read_csv_samples(file, sink, diagnostics);
       case FileKind::wandb_table: return read_wandb_table_samples(file, sink, diagnostics);
       case FileKind::jsonl: break;
@@ -148,7 +150,9 @@ Status read_one(const std::string& file, CellSink& sink, Diagnostics& diagnostic
 bool sample_file_name(const fs::path& p) {
   std::string name = p.filename().string();
   if (name.rfind("wandb-", 0) == 0) return false;  // W&B's own files (wandb-summary.json, wandb-metadata.json)
-  return ends_with_any(name, {".parquet"}) || json_name(name) || csv_name(name);
+  // Hugging Face datasets' metadata beside the .arrow shards of a save_to_disk folder.
+  if (name == "dataset_info.json" || name == "state.json" || name == "dataset_dict.json") return false;
+  return ends_with_any(name, {".parquet", ".arrow", ".feather"}) || json_name(name) || csv_name(name);
 }
 
 std::optional<int64_t> step_from_file_name(std::string_view path) {
