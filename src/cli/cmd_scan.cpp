@@ -51,19 +51,16 @@ int run_scan_command(const ScanCommandOptions& opts, const char* name) {
     }
   }
   if (scans.empty() && code != EXIT_OK) return code;
-  Json doc = scan_json(scans);
-  std::string md = scan_markdown(scans);
+  // Each output is made only when something asks for it (a fleet's report is a large part of the work).
+  std::string json_text = opts.json || !opts.out.empty() ? scan_json(scans).dump() + "\n" : "";
+  std::string md = !opts.json || !opts.out.empty() ? scan_markdown(scans) : "";
   if (!opts.out.empty()) {
     std::string me = std::string("rldk ") + name;
-    if (!write_report_folder(me.c_str(), opts.out, opts.sources, {{"scan.json", doc.dump() + "\n"}, {"scan.md", md}})) {
+    if (!write_report_folder(me.c_str(), opts.out, opts.sources, {{"scan.json", json_text}, {"scan.md", md}})) {
       return EXIT_INPUT_ERROR;
     }
   }
-  if (opts.json) {
-    print_text(stdout, doc.dump() + "\n");
-  } else {
-    print_text(stdout, md);
-  }
+  print_text(stdout, opts.json ? json_text : md);
   if (code != EXIT_OK) return code;
   return !never && findings_at_or_above(scans, fail_level) > 0 ? EXIT_FINDINGS : EXIT_OK;
 }
