@@ -274,7 +274,7 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--sys-interval", o.sys_sample_seconds,
                   "With --cmd: seconds between samples of the trainer's process tree (RSS, CPU, open files; GPU "
                   "memory through NVML where there is a driver) as sys/* metrics of run \"sys\", also written to "
-                  "OUT/sys.jsonl; 0: off")
+                  "OUT/sys.jsonl; the rules see them from the trainer's first logged metric on (start-up is not a leak); 0: off")
       ->capture_default_str()
       ->check(FiniteNonNegative());
   cmd->add_option("--stop-grace", o.stop_grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping")->capture_default_str();

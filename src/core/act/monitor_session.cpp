@@ -492,6 +492,14 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   double last_cpu_seconds = NAN;
   std::unique_ptr<sys::GpuMemoryReader> gpu_reader;
   auto last_sys_sample = std::chrono::steady_clock::now();
+  const auto launched = last_sys_sample;
+  // Memory rises while a trainer imports its libraries and loads its model, for seconds or minutes, and that is
+  // not a leak: a leak grows with training steps. So the samples go to the rules only from the trainer's first
+  // logged metric on (sys.jsonl has them all). A trainer that logs nothing rldk can read is judged from
+  // kStartupSeconds after launch, so its leak is still caught.
+  constexpr double kStartupSeconds = 600.0;
+  uint64_t sys_observed = 0;  // sys observations given to the engine: what it counted beyond them came from the trainer
+  bool training_started = false;
   auto sample_system = [&] {
     if (!child || options.sys_sample_seconds <= 0) return;
     auto now = std::chrono::steady_clock::now();
@@ -522,6 +530,12 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       if (opened.ok()) sys_writer = std::move(opened).value();
     }
     if (sys_writer) (void)sys_writer->log_metrics(sys_samples, values);
+    if (!training_started) {
+      training_started = engine.observations() > sys_observed ||
+                         std::chrono::duration<double>(now - launched).count() >= kStartupSeconds;
+      if (!training_started) return;
+    }
+    sys_observed += values.size();
     for (const auto& [name, value] : values) {
       Observation o;
       o.run_id = "sys";
