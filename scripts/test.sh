@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: set-up, then
-#   1. release build: C++ unit tests and golden CLI tests (ctest), Python tests (pytest) against the installed package;
+#   1. release build: C++ unit tests and golden CLI tests (ctest), Python tests (pytest) against the installed package,
+#      and the reference suite's smoke test (rldk reference run --quick);
 #   2. the same C++ suites built with clang, AddressSanitizer and UndefinedBehaviorSanitizer;
 #   3. every reader's libFuzzer target, from that same build, run briefly (RLDK_FUZZ_SECONDS each, default 10).
 set -euo pipefail
@@ -26,6 +27,9 @@ step "unit and golden tests (release)"
 ctest --test-dir build/release --output-on-failure
 step "python tests"
 python -m pytest -q tests/python
+# The reference suite end to end: real TRL trainers with known bugs, each caught by its capability (about 2 min).
+step "reference suite (quick)"
+rldk reference run --quick --out build/reference
 
 # One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves the unit and golden tests and the
 # libFuzzer targets (CMakePresets.json "asan"): compiling is most of the suite's time, so the engine is compiled

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "python_entry.h"
 #include "report_output.h"
 #include "rldk/contamination.h"
 
@@ -76,7 +77,7 @@ bool build_options(const char* me, const ContaminationCliOptions& o, ct::CheckOp
 
 // Hands the command line to `python -m rldk.contamination.ray`, with --ray ADDRESS as --address ADDRESS.
 int run_on_ray(const char* me, int argc, char** argv) {
-  std::vector<std::string> args{"-m", "rldk.contamination.ray"};
+  std::vector<std::string> args;
   for (int i = 2; i < argc; ++i) {  // argv[1] is the command name
     std::string a = argv[i];
     if (a == "--ray") {
@@ -87,22 +88,7 @@ int run_on_ray(const char* me, int argc, char** argv) {
       args.push_back(a);
     }
   }
-  // The interpreter beside this rldk (a virtual environment's bin/), else RLDK_PYTHON, else python3 on PATH.
-  std::string python = std::getenv("RLDK_PYTHON") ? std::getenv("RLDK_PYTHON") : "";
-  if (python.empty()) {
-    std::error_code ec;
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    auto beside = self.parent_path() / "python3";
-    python = !ec && std::filesystem::exists(beside, ec) ? beside.string() : "python3";
-  }
-  std::vector<char*> cargv;
-  cargv.push_back(python.data());
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::fflush(nullptr);
-  ::execvp(python.c_str(), cargv.data());
-  std::fprintf(stderr, "%s: --ray needs Python with rldk and ray installed; cannot run %s\n", me, python.c_str());
-  return EXIT_INPUT_ERROR;
+  return exec_python_module(me, "rldk.contamination.ray", args, "Python with rldk and ray installed (for --ray)");
 }
 
 int run_check(const ContaminationCliOptions& o, const char* me) {

@@ -39,6 +39,7 @@ void add_lineage_command(CLI::App& app, int& exit_code);
 void add_card_command(CLI::App& app, int& exit_code);
 void add_emit_command(CLI::App& app, int& exit_code);
 void add_profile_command(CLI::App& app, int& exit_code);
+void add_reference_command(CLI::App& app, int& exit_code);
 // `--ray` re-runs the command line under Python, so the command keeps argv.
 void add_contamination_command(CLI::App& app, int& exit_code, int argc, char** argv);
 // The older tool's command names that map onto no command of ours: one line with their status and replacement.

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   rldk::cli::add_card_command(app, exit_code);
   rldk::cli::add_emit_command(app, exit_code);
   rldk::cli::add_profile_command(app, exit_code);
+  rldk::cli::add_reference_command(app, exit_code);
   rldk::cli::add_contamination_command(app, exit_code, argc, argv);
   rldk::cli::add_older_tool_commands(app, exit_code);
   try {

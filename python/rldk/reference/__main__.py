@@ -30,6 +30,8 @@ def main(argv=None) -> int:
     run.add_argument("--model", default=None, help="a local Hugging Face causal LM folder to train instead of the "
                                                   "tiny built-in policy (nothing is downloaded)")
     run.add_argument("--jobs", type=int, default=2, help="trainers running at once (default 2)")
+    run.add_argument("--docs", default=None, help="also write the table into this Markdown file, between its "
+                                                 "<!-- reference:begin --> and <!-- reference:end --> lines")
     args = parser.parse_args(argv)
     try:
         import torch  # noqa: F401
@@ -39,7 +41,8 @@ def main(argv=None) -> int:
         raise SystemExit("rldk reference: the suite trains with TRL; install torch, transformers and trl (%s)" % e)
     from .suite import run_suite
 
-    return run_suite(args.out, find_rldk(), sys.executable, full=args.full, model_path=args.model, jobs=args.jobs)
+    return run_suite(args.out, find_rldk(), sys.executable, full=args.full, model_path=args.model, jobs=args.jobs,
+                     docs=args.docs)
 
 
 if __name__ == "__main__":

@@ -80,3 +80,20 @@ stay quiet.</p>
 %s
 </tbody></table></body></html>
 """ % (e(mode), met, len(rows), seconds, "".join("<th>%s</th>" % e(c) for c in COLUMNS), "\n".join(body))
+
+
+BEGIN, END = "<!-- reference:begin -->", "<!-- reference:end -->"
+
+
+def update_docs(path: str, out: str) -> None:
+    """Replaces the block between BEGIN and END in a Markdown file with this run's results.md (minus its title)."""
+    with open(os.path.join(out, "results.md"), encoding="utf-8") as f:
+        body = f.read().split("\n", 2)[2].strip()
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if BEGIN not in text or END not in text:
+        raise SystemExit("rldk reference: %s has no %s ... %s block for the table" % (path, BEGIN, END))
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head + BEGIN + "\n" + body + "\n" + END + tail)

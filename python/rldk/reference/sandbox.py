@@ -26,8 +26,10 @@ resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
 resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16))
 jobs = json.loads(sys.stdin.read())
+class Timeout(BaseException):  # not an Exception: the per-test `except Exception` must not swallow it
+    pass
 def on_alarm(signum, frame):
-    raise TimeoutError("candidate ran past 1 s")
+    raise Timeout()
 signal.signal(signal.SIGALRM, on_alarm)
 safe = {"max": max, "min": min, "abs": abs}
 out = []

@@ -97,7 +97,8 @@ def caught(e: catalog.Expect, run: catalog.Run, r: checks.Result):
     return bool(r.hits), step
 
 
-def run_suite(out: str, rldk: str, python: str, full: bool, model_path: str = None, jobs: int = 2) -> int:
+def run_suite(out: str, rldk: str, python: str, full: bool, model_path: str = None, jobs: int = 2,
+              docs: str = None) -> int:
     start = time.time()
     out = os.path.abspath(out)
     if os.path.isdir(out):
@@ -156,6 +157,8 @@ def run_suite(out: str, rldk: str, python: str, full: bool, model_path: str = No
     rows = [row for r in selected for row in judge(r, results[r.name])]
     seconds = time.time() - start
     report.write(out, rows, seconds, full)
+    if docs:
+        report.update_docs(docs, out)
     sys.stdout.write("\n" + report.table(rows) + "\n")
     failed = [row for row in rows if not row["ok"]]
     log("%d of %d expectations met in %.0f s; cards: %s" % (len(rows) - len(failed), len(rows), seconds,
