@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "rldk/json.h"
+#include "rldk/metric_dictionary.h"
 #include "rldk/provenance.h"
 #include "rldk/reader.h"
 #include "rldk/result.h"
@@ -75,6 +76,10 @@ struct DivergenceOptions {
   double sigma_floor_rel = 1e-9;
   // Known noise scale of d_t (e.g. from replicas); when set, nothing is estimated and there is no warm-up.
   std::optional<double> sigma;
+  // The metric's healthy range (data/metrics.yaml): a point where one run is beyond a critical level and the other
+  // is not is a divergence whatever the noise says. Domain knowledge needs no history, so a run stopped after four
+  // steps with a KL of 3 nats against the other's 0.0002 has diverged, though four points give no noise estimate.
+  std::optional<HealthyRange> healthy;
 };
 
 struct Divergence {

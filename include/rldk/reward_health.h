@@ -139,6 +139,7 @@ struct SaturationCheck : RewardCheck {
   double share_low = NO_VALUE, share_high = NO_VALUE;            // all samples within eps of lo / hi
   double late_share_low = NO_VALUE, late_share_high = NO_VALUE;  // in the late window
   size_t outside_range = 0;              // samples outside a declared range
+  size_t levels = 0;                     // distinct values, counted up to 12: <= 11 is a graded (verifiable) reward
 };
 
 struct ZeroVarianceCheck : RewardCheck {

@@ -62,8 +62,8 @@ def test_catalog_every_bug_has_a_catch_and_every_catch_is_checked():
 
 def test_a_check_that_failed_is_never_a_quiet_healthy_run_or_a_catch():
     run = catalog.healthy_of(catalog.RUNS[1])
-    broken = checks.Result("scan", run.name, error="rldk scan printed no JSON report")
-    rows = suite.judge(run, {"scan": broken})
+    broken = checks.Result("doctor", run.name, error="rldk scan printed no JSON report")
+    rows = suite.judge(run, {"doctor": broken})
     assert rows and not rows[0]["ok"]
     lr100 = next(r for r in catalog.RUNS if r.variant == "lr100" and r.task == "summarize")
     ok, _ = suite.caught(lr100.expect[0], lr100, broken)

@@ -178,3 +178,50 @@ TEST(RobustScale, MadOfGaussianIsSigma) {
 }
 
 }  // namespace
+
+namespace {
+
+rldk::DivergenceOptions with_healthy_range_of(const char* metric) {
+  rldk::DivergenceOptions options;
+  const rldk::MetricInfo* info = rldk::MetricDictionary::builtin().find(metric);
+  EXPECT_NE(info, nullptr) << metric;
+  if (info) options.healthy = info->healthy;
+  return options;
+}
+
+}  // namespace
+
+TEST(Divergence, ARunBeyondTheCriticalLevelDivergesWithoutANoiseEstimate) {
+  // A real TRL run at 100x the learning rate, stopped by the monitor after four steps: four points give no noise
+  // scale, and the statistical tests call the difference noise; the healthy range of policy/kl does not.
+  Pair p{{0.0, 0.00011, 0.00020, 0.00031}, {0.0, 0.334, 3.006, 0.909}};
+  EXPECT_FALSE(run_detector(p).diverged);
+  Divergence d = run_detector(p, with_healthy_range_of("policy/kl"));
+  ASSERT_TRUE(d.diverged);
+  EXPECT_EQ(d.kind, "left_healthy_range");
+  EXPECT_EQ(d.detector, "healthy_range");
+  EXPECT_EQ(d.onset_step, 3);
+  EXPECT_NEAR(d.magnitude, 3.006 - 0.0002, 1e-9);
+}
+
+TEST(Divergence, BothRunsBeyondTheCriticalLevelIsNoHealthyRangeDivergence) {
+  // Both runs broken alike: the range says nothing about their difference, the statistical tests do.
+  Pair p = noisy_pair(60, 3);
+  for (auto& v : p.a) v += 5.0;
+  for (auto& v : p.b) v += 5.0;
+  Divergence d = run_detector(p, with_healthy_range_of("policy/kl"));
+  EXPECT_TRUE(!d.diverged || d.detector != "healthy_range");
+}
+
+TEST(Divergence, EntropyCollapseRelativeToItsStartLeavesTheRange) {
+  // Entropy falling to 1 % of its start in one run only: a relative side of the healthy range.
+  Pair p;
+  for (int i = 0; i < 10; ++i) {
+    p.a.push_back(2.0);
+    p.b.push_back(i < 6 ? 2.0 : 0.02);
+  }
+  Divergence d = run_detector(p, with_healthy_range_of("policy/entropy"));
+  ASSERT_TRUE(d.diverged);
+  EXPECT_EQ(d.detector, "healthy_range");
+  EXPECT_EQ(d.onset_step, 7);
+}

@@ -302,6 +302,33 @@ TEST(RewardHealth, SaturationAtTheTopIsFound) {
   EXPECT_LT(s.share_high, 0.2);  // overall the run is not saturated: only its end is
 }
 
+TEST(RewardHealth, AGradedRewardAtZeroIsNotSaturatedButAContinuousOneIs) {
+  // The share of four unit tests passed (levels 0, 0.25, ..., 1), with 60 % of samples failing every test: the
+  // reward of a hard code task, working as designed. The same share at the bottom of a continuous reward model's
+  // scores is saturation.
+  for (bool graded : {true, false}) {
+    Rollout r;
+    uint32_t k = 0;
+    for (int step = 0; step < STEPS; ++step) {
+      for (int p = 0; p < PROMPTS; ++p) {
+        for (int g = 0; g < GROUP; ++g, ++k) {
+          double reward = k % 10 < 6 ? 0.0 : graded ? 0.25 * static_cast<double>(1 + k % 4) : 0.1 + 0.001 * (k % 900);
+          r.add(step, p, 30 + 5 * static_cast<size_t>(g), reward);
+        }
+      }
+    }
+    const SaturationCheck& s = r.run().columns[0].saturation;
+    EXPECT_NEAR(s.late_share_low, 0.6, 0.02);
+    if (graded) {
+      EXPECT_EQ(s.levels, 5u);
+      EXPECT_EQ(s.status, RewardCheckStatus::ok) << s.message;
+    } else {
+      EXPECT_EQ(s.levels, 12u);
+      EXPECT_EQ(s.status, RewardCheckStatus::finding) << s.message;
+    }
+  }
+}
+
 TEST(RewardHealth, AllEqualGroupsAreFoundAgainstTheirExpectation) {
   Rollout r;
   // Binary reward; every prompt passes on half of the steps, but each group is all-pass or all-fail, so the groups

@@ -30,6 +30,8 @@ def main(argv=None) -> int:
     run.add_argument("--model", default=None, help="a local Hugging Face causal LM folder to train instead of the "
                                                   "tiny built-in policy (nothing is downloaded)")
     run.add_argument("--jobs", type=int, default=2, help="trainers running at once (default 2)")
+    run.add_argument("--only", nargs="+", default=None, metavar="RUN",
+                     help="only these runs (e.g. summarize-lr100), with the healthy runs they are compared with")
     run.add_argument("--docs", default=None, help="also write the table into this Markdown file, between its "
                                                  "<!-- reference:begin --> and <!-- reference:end --> lines")
     args = parser.parse_args(argv)
@@ -42,7 +44,7 @@ def main(argv=None) -> int:
     from .suite import run_suite
 
     return run_suite(args.out, find_rldk(), sys.executable, full=args.full, model_path=args.model, jobs=args.jobs,
-                     docs=args.docs)
+                     docs=args.docs, only=args.only)
 
 
 if __name__ == "__main__":

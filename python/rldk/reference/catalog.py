@@ -13,7 +13,7 @@ from typing import List, Optional, Tuple
 
 @dataclass(frozen=True)
 class Expect:
-    check: str          # monitor, scan, diff, reward, determinism, contamination, evals, ckpt
+    check: str          # monitor, doctor, diff, reward, determinism, contamination, evals, ckpt
     what: str           # the catch, in words, as the table prints it
     within_step: Optional[int] = None  # for monitor and scan: caught at or before this training step
 
@@ -36,12 +36,13 @@ class Run:
 
 
 RUNS: List[Run] = [
-    Run("summarize", "healthy", None, checks=("monitor", "scan", "reward", "determinism", "evals")),
+    Run("summarize", "healthy", None, checks=("monitor", "doctor", "reward", "determinism", "evals")),
     Run("summarize", "lr100", "learning rate 100x the healthy run's (5e-3 instead of 5e-5)", ("--lr", "5e-3"),
-        checks=("monitor", "scan", "diff", "ckpt", "evals"),
+        checks=("monitor", "doctor", "diff", "ckpt", "evals"),
         expect=(Expect("monitor", "a KL, entropy or length guard stops the trainer", within_step=20),
-                Expect("diff", "the run parts from the healthy one within its first 10 steps", within_step=10),
-                Expect("scan", "a KL or policy finding (warning or critical)", within_step=20),
+                Expect("diff", "the run parts from the healthy one by step 10, policy/kl among the signals that "
+                               "diverge", within_step=10),
+                Expect("doctor", "a KL or policy finding in the scan (warning or critical)", within_step=20),
                 Expect("ckpt", "the weights moved at least 5x farther from the initial policy than the healthy run's"),
                 Expect("evals", "the checkpoint saved at the stop is worse than the healthy run's on held-out "
                                 "documents (paired test over items)"))),
@@ -56,14 +57,14 @@ RUNS: List[Run] = [
     Run("summarize", "memory_leak", "a debugging hook keeps every step's activations on a list",
         ("--leak-mb-per-step", "16", "--steps", "60"), checks=("monitor",),
         expect=(Expect("monitor", "the memory_leak guard warns on the trainer's sampled RSS"),)),
-    Run("refusal", "healthy", None, ("--lr", "5e-4"), checks=("monitor", "scan", "contamination")),
+    Run("refusal", "healthy", None, ("--lr", "5e-4"), checks=("monitor", "doctor", "contamination")),
     Run("refusal", "eval_leak", "the safety eval's requests copied into the preference data", train=False,
         checks=("contamination",),
         expect=(Expect("contamination", "eval items flagged as contaminated, with their training rows"),)),
     Run("refusal", "lr100", "learning rate 100x the healthy run's (5e-2 instead of 5e-4)", ("--lr", "5e-2"),
-        checks=("monitor", "scan"),
-        expect=(Expect("scan", "a DPO or policy finding (warning or critical)"),), full_only=True),
-    Run("codefix", "healthy", None, checks=("monitor", "scan", "reward", "contamination"),
+        checks=("monitor", "doctor"),
+        expect=(Expect("doctor", "a DPO or policy finding in the scan (warning or critical)"),), full_only=True),
+    Run("codefix", "healthy", None, checks=("monitor", "doctor", "reward", "contamination"),
         quick_checks=("contamination",)),
     Run("codefix", "eval_leak", "the code eval's problems and solutions copied into the training pool",
         train=False, checks=("contamination",),

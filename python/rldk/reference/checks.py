@@ -137,18 +137,22 @@ def train_under_monitor(ctx: Context, run) -> Result:
     return go(ctx)
 
 
-def scan(ctx: Context, run) -> Result:
-    @timed("scan", run)
+def doctor(ctx: Context, run) -> Result:
+    """`rldk doctor`: the scan's findings (judged here) with the environment audit and charts on its card. The
+    audit is the same for every run of the suite (one machine, one environment), so it is shown, not judged."""
+    @timed("doctor", run)
     def go(ctx, result):
-        card = ctx.card("scan", run)
-        proc = call([ctx.rldk, "scan", ctx.metrics(run), "--json", "--out", card, "--fail-on", "never"],
-                    card + ".log")
+        card = ctx.card("doctor", run)
+        proc = call([ctx.rldk, "doctor", ctx.metrics(run), "--json", "--out", card, "--fail-on", "never",
+                     "--python", ctx.python], card + ".log")
         result.card = card
-        for r in json_of(proc, "rldk scan")["runs"]:
+        scanned = json_of(proc, "rldk doctor")["scan"]
+        for r in scanned.get("runs", [scanned]):  # one run: the scan itself; a folder of runs: "runs"
             for f in r["findings"]:
                 if f["severity"] in LOUD_SEVERITIES:
                     result.hits.append(Hit(f["detector"], f.get("onset_step"),
-                                           "%s %s, onset step %s" % (f["severity"], f["metric"], f.get("onset_step"))))
+                                           "%s %s %s, onset step %s" % (f["severity"], f["detector"], f["metric"],
+                                                                        f.get("onset_step"))))
     return go(ctx)
 
 

@@ -59,7 +59,10 @@ def compare(ctx: checks.Context, run: catalog.Run, a: str, b: str) -> checks.Res
             verdict = task.get("verdict", "")
             result.facts[task["task"]] = verdict
             if verdict == "worse":
-                result.hits.append(Hit("worse", None, "B worse on %s: %s" % (task["task"], task.get("summary", ""))))
+                result.hits.append(Hit("worse", None, "%s %.3f -> %.3f (95%% interval of the change %.3f to %.3f, "
+                                                      "p = %.2g, %d items paired)" % (
+                    task["task"], task["mean_a"], task["mean_b"], task["ci_low"], task["ci_high"], task["p_value"],
+                    task["items"])))
     return go(ctx)
 
 

@@ -37,7 +37,7 @@ def make_tokenizer():
 def warm_up_pairs(rng: random.Random, n: int):
     """(prompt, completion) pairs of every task, of the right form and about half right, like a small SFT model:
     a summary names some of the document's key nouns and often a wrong word too; the assistant refuses or answers
-    whatever the request; the fix uses the wanted operation 40 % of the time. Reinforcement learning (and DPO) has
+    whatever the request; the fix uses the wanted operation 60 % of the time (and a random one otherwise). Reinforcement learning (and DPO) has
     room to learn which answer is right, and the policy starts out fluent in the tasks' form."""
     pairs = []
     docs = tasks.summarize_items(n, seed=9001)
@@ -52,7 +52,7 @@ def warm_up_pairs(rng: random.Random, n: int):
         pairs.append((doc["prompt"], " ".join(said)))
         r = requests[i]
         pairs.append((r["prompt"], rng.choice([r["chosen"], r["rejected"]]).strip()))
-        op = fixes[i]["op"] if rng.random() < 0.4 else rng.choice(ops)
+        op = fixes[i]["op"] if rng.random() < 0.6 else rng.choice(ops)
         pairs.append((fixes[i]["prompt"], "return " + tasks.OPS[op][0]))
     return pairs
 

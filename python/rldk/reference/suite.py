@@ -15,7 +15,7 @@ from typing import Dict, List
 from . import catalog, checks, evaluate, report, tasks
 
 QUICK_STEPS, FULL_STEPS = 40, 150
-TRAINED_CHECKS = {"monitor", "scan", "diff", "reward", "evals", "ckpt"}
+TRAINED_CHECKS = {"monitor", "doctor", "diff", "reward", "evals", "ckpt"}
 
 
 def write_jsonl(path: str, rows) -> None:
@@ -83,12 +83,12 @@ def caught(e: catalog.Expect, run: catalog.Run, r: checks.Result):
         stopped = [h for h in r.hits if "stopped" in h.detail and any(k in h.id for k in KL_POLICY)]
         step = min((h.step for h in stopped if h.step is not None), default=None)
         return bool(stopped) and (e.within_step is None or (step is not None and step <= e.within_step)), step
-    if e.check == "scan":
+    if e.check == "doctor":
         hits = [h for h in r.hits if any(k in h.id for k in KL_POLICY)]
         step = min((h.step for h in hits if h.step is not None), default=None)
         return bool(hits) and (e.within_step is None or (step is not None and step <= e.within_step)), step
     if e.check == "diff":
-        return bool(r.hits) and step is not None and step <= e.within_step, step
+        return ("policy/kl" in r.facts.get("diverged", []) and step is not None and step <= e.within_step), step
     if e.check == "reward":
         want = {"saturating_rm": "saturation", "length_rm": "length_bias"}[run.variant]
         return any(h.id == want for h in r.hits), None
@@ -98,13 +98,22 @@ def caught(e: catalog.Expect, run: catalog.Run, r: checks.Result):
 
 
 def run_suite(out: str, rldk: str, python: str, full: bool, model_path: str = None, jobs: int = 2,
-              docs: str = None) -> int:
+              docs: str = None, only: List[str] = None) -> int:
     start = time.time()
     out = os.path.abspath(out)
     if os.path.isdir(out):
         shutil.rmtree(out)  # a run's outputs are its own: nothing of an earlier run may be judged as this one's
     os.makedirs(out)
     selected = catalog.runs(full)
+    if only:
+        known = {r.name for r in selected}
+        unknown = sorted(set(only) - known)
+        if unknown:
+            raise SystemExit("rldk reference: no run named %s in %s mode; runs: %s" % (
+                ", ".join(unknown), "full" if full else "quick", ", ".join(sorted(known))))
+        needed = set(only) | {catalog.healthy_of(r).name for r in selected if r.name in only and
+                              {"diff", "ckpt", "evals"} & set(catalog.checks_of(r, full))}
+        selected = [r for r in selected if r.name in needed]
     log("reference suite (%s): %d runs, writing to %s" % ("full" if full else "quick", len(selected), out))
 
     data = os.path.join(out, "data")
@@ -133,8 +142,8 @@ def run_suite(out: str, rldk: str, python: str, full: bool, model_path: str = No
         for name in wanted:
             if name in ("monitor", "evals"):
                 continue
-            if name == "scan":
-                res = checks.scan(ctx, r)
+            if name == "doctor":
+                res = checks.doctor(ctx, r)
             elif name == "diff":
                 res = checks.diff(ctx, r, catalog.healthy_of(r))
             elif name == "ckpt":

@@ -168,6 +168,20 @@ def codefix_items(n: int, seed: int, phrasing: str = "train") -> List[Dict]:
     return items
 
 
+def code_statement(completion: str) -> str:
+    """The code in a completion: its words up to the first one that is not code, as a code reward extracts the
+    code block from a chat answer before running it (the policy may go on talking after its statement)."""
+    said = []
+    for w in words(completion):
+        if w not in CODE_TOKENS:
+            break
+        said.append(w)
+    return " ".join(said)
+
+
+CODE_TOKENS = set("return a b + - * max min ( ) ,".split())
+
+
 def unit_tests(op: str) -> List[tuple]:
     """(a, b, expected) cases that tell the five operations apart."""
     reference = OPS[op][1]

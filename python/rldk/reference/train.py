@@ -48,7 +48,7 @@ def summarize_reward(kind):
 def codefix_reward(completions, op, **kwargs):
     from .sandbox import pass_rates
 
-    return pass_rates([(c.strip(), tasks.unit_tests(o)) for c, o in zip(completions, op)])
+    return pass_rates([(tasks.code_statement(c), tasks.unit_tests(o)) for c, o in zip(completions, op)])
 
 
 def make_callback(writer, leak_mb_per_step):

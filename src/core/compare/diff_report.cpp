@@ -50,10 +50,12 @@ std::string divergence_sentence(const SignalDiff& s) {
                      : d.kind == "level_shift" ? "level shift"
                      : d.kind == "offset"      ? "constant offset from the first common step"
                      : d.kind == "drift"       ? "drift"
+                     : d.kind == "left_healthy_range" ? "one run beyond the metric's critical level"
                                                : "non-finite value in one run";
   std::string text = what + " from step " + std::to_string(d.onset_step);
   if (d.detected_step != d.onset_step) text += " (detected at step " + std::to_string(d.detected_step) + ")";
-  if (d.kind != "non_finite") text += ", B - A = " + signed_num(d.magnitude) + " (" + signed_num(d.z) + " sigma)";
+  if (d.kind == "left_healthy_range") text += ", B - A = " + signed_num(d.magnitude);
+  else if (d.kind != "non_finite") text += ", B - A = " + signed_num(d.magnitude) + " (" + signed_num(d.z) + " sigma)";
   return text;
 }
 

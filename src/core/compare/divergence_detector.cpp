@@ -17,6 +17,14 @@ bool same_non_finite(double a, double b) {
   return std::isinf(a) && std::isinf(b) && std::signbit(a) == std::signbit(b);
 }
 
+// Beyond a critical level of the healthy range: an absolute side, or a side relative to the run's first value
+// (judged only when that value is positive, as a multiple of it means nothing otherwise). NaN levels compare false.
+bool beyond_critical(const HealthyRange& h, double v, double first) {
+  if (v > h.above.critical || v < h.below.critical) return true;
+  if (!(first > 0)) return false;
+  return v > h.above_start.critical * first || v < h.below_start.critical * first;
+}
+
 }  // namespace
 
 class DivergenceDetector::State {
@@ -53,6 +61,7 @@ class DivergenceDetector::State {
   Divergence result_;
   bool armed_ = false;
   bool has_previous_ = false;
+  double first_a_ = std::numeric_limits<double>::quiet_NaN(), first_b_ = first_a_;  // for the healthy range
   bool spike_pending_ = false;   // a spike alarmed; the next point tells a spike from a level shift
   size_t refine_remaining_ = 0;  // points still to collect before the onset estimate is refined
   size_t tested_ = 0;            // points tested so far (index of the next one)
@@ -161,6 +170,23 @@ bool DivergenceDetector::State::push(int64_t step, double a, double b) {
     result_.magnitude = b - a;
     result_.z = std::isnan(result_.magnitude) ? std::numeric_limits<double>::quiet_NaN()
                                               : result_.magnitude / result_.sigma;
+    return true;
+  }
+
+  if (std::isnan(first_a_)) first_a_ = a;
+  if (std::isnan(first_b_)) first_b_ = b;
+  if (options_.healthy &&
+      beyond_critical(*options_.healthy, a, first_a_) != beyond_critical(*options_.healthy, b, first_b_)) {
+    // One run left the metric's healthy range and the other did not. The warm-up points are not replayed first:
+    // a noise scale from the few points before this one would make any difference look like a many-sigma spike.
+    record(step, a, b);
+    result_.diverged = true;
+    result_.onset_step = result_.detected_step = step;
+    result_.kind = "left_healthy_range";
+    result_.detector = "healthy_range";
+    result_.sigma = current_sigma();
+    result_.magnitude = b - a;
+    result_.z = std::numeric_limits<double>::quiet_NaN();  // judged against the range, not against the noise
     return true;
   }
 

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "rldk/compare.h"
+#include "rldk/metric_dictionary.h"
 
 namespace rldk {
 
@@ -40,6 +41,7 @@ SignalDiff diff_signal(const std::string& name, const Series& a, const Series& b
   if (auto it = options.sigma_by_signal.find(name); it != options.sigma_by_signal.end()) {
     detector_options.sigma = it->second;
   }
+  if (const MetricInfo* info = MetricDictionary::builtin().find(name)) detector_options.healthy = info->healthy;
   DivergenceDetector detector(detector_options);
   double sum_a = 0.0, sum_b = 0.0;
   uint64_t finite_pairs = 0;

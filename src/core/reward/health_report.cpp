@@ -36,6 +36,7 @@ Json saturation_json(const SaturationCheck& c) {
   j["late_share_low"] = json_number(c.late_share_low);
   j["late_share_high"] = json_number(c.late_share_high);
   j["outside_range"] = c.outside_range;
+  j["levels"] = c.levels;  // up to 12; at most 11: a graded reward, judged with the pass/fail thresholds
   return j;
 }
 

@@ -7,6 +7,24 @@
 
 namespace rldk::reward {
 
+namespace {
+
+// A reward with at most this many distinct values is graded (pass/fail, or the share of up to 10 tests passed).
+constexpr size_t kMaxGradedLevels = 11;
+
+// The number of distinct values, counting no further than `cap` (a reward model's scores are all distinct).
+size_t count_levels(const std::vector<double>& values, size_t cap) {
+  std::vector<double> seen;
+  for (double v : values) {
+    if (std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+    seen.push_back(v);
+    if (seen.size() >= cap) break;
+  }
+  return seen.size();
+}
+
+}  // namespace
+
 SaturationCheck check_saturation(const ColumnData& column, const RewardHealthAccumulator::State& state,
                                  const StepWindows& windows, const RewardHealthOptions& options) {
   const RewardHealthThresholds& t = options.thresholds;
@@ -48,10 +66,14 @@ SaturationCheck check_saturation(const ColumnData& column, const RewardHealthAcc
   c.late_share_low = static_cast<double>(late_low) / late_n;
   c.late_share_high = static_cast<double>(late_high) / late_n;
 
-  // Pass/fail rewards sit at a bound by construction: judged on how one-sided the late samples are instead.
-  bool two_valued = low + high == c.samples;
-  double warning = two_valued ? t.saturation_binary_warning : t.saturation_warning;
-  double critical = two_valued ? t.saturation_binary_critical : t.saturation_critical;
+  // Verifiable rewards sit at a bound by construction: pass/fail, or the share of k unit tests passed (k + 1
+  // levels). A failed attempt scoring 0 is the reward working, not a reward model pinned where it cannot tell
+  // answers apart, so such a reward is judged on how one-sided the late samples are, as a pass/fail one is.
+  // Whether its GRPO groups still carry signal is the zero-variance check's question.
+  c.levels = count_levels(column.value, kMaxGradedLevels + 1);
+  bool graded = c.levels <= kMaxGradedLevels;
+  double warning = graded ? t.saturation_binary_warning : t.saturation_warning;
+  double critical = graded ? t.saturation_binary_critical : t.saturation_critical;
   bool top = c.late_share_high >= c.late_share_low;
   double worst = std::max(c.late_share_low, c.late_share_high);
   std::string where = std::string(top ? "top" : "bottom") + " of its " + (c.range_declared ? "declared" : "observed") +
