@@ -45,6 +45,13 @@ def summarize_reward(kind):
     return summary_rm
 
 
+def gold_score(prompts, completions, key, **kwargs):
+    """The task's own measure, logged beside the reward model's score with weight 0 (it does not train the policy):
+    TRL writes it to the completions files as the column `gold_score`, where `rldk reward health` finds it and
+    judges the reward model against it (proxy up, gold down)."""
+    return [tasks.summary_quality(c, k, p) for p, c, k in zip(prompts, completions, key)]
+
+
 def codefix_reward(completions, op, **kwargs):
     from .sandbox import pass_rates
 
@@ -141,11 +148,12 @@ def main(argv=None):
 
             if args.task == "summarize":
                 data = Dataset.from_dict({"prompt": [it["prompt"] for it in items], "key": [it["key"] for it in items]})
-                reward, cap = summarize_reward(args.reward), 16
+                reward, weights, cap = [summarize_reward(args.reward), gold_score], [1.0, 0.0], 16
             else:
                 data = Dataset.from_dict({"prompt": [it["prompt"] for it in items], "op": [it["op"] for it in items]})
-                reward, cap = codefix_reward, 10
+                reward, weights, cap = [codefix_reward], [1.0], 10
             config = GRPOConfig(num_generations=8, per_device_train_batch_size=16, max_completion_length=cap,
+                                reward_weights=weights,
                                 temperature=1.0, log_completions=True, num_completions_to_print=0,
                                 disable_dropout=True, **common)
             trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=reward, args=config,
