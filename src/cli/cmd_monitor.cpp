@@ -285,7 +285,9 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--allow-shell", o.actions.allow_shell, "Allow shell actions in rule files to run");
   cmd->add_flag("!--no-passthrough", o.passthrough, "With --cmd: do not copy the trainer's output to the console");
-  cmd->add_flag("!--no-console-metrics", o.read_command_output, "With --cmd: do not parse metrics from the trainer's output");
+  cmd->add_flag("!--no-console-metrics", o.read_command_output, "With --cmd: do not parse metrics from the trainer's output (by default they are read until the trainer's "
+                "metrics file or a named source delivers its first value; from then on the console is ignored, so "
+                "no number is counted twice)");
   cmd->add_flag("--timestamps", o.actions.timestamps, "Add wall-clock times to alert records");
   cmd->add_flag("-q,--quiet", cli->quiet, "Do not print alerts (they are still written to OUT)");
   cmd->add_option("--run-id", o.read.run_id, "Run id for points that carry none");

@@ -191,3 +191,43 @@ def test_reports_validate_against_schema(tmp_path):
     report = json.loads((once / "report.json").read_text())
     jsonschema.validate(report, schema)
     assert report["summary"]["alerts"] >= 1
+
+
+DUAL_LOGGER = """
+import os, time
+import rldk
+with rldk.EventWriter(os.environ["RLDK_METRICS_PATH"], run_id="dual", append=False) as w:
+    for step in range(1, 41):
+        kl = 0.01 if step < 20 else 2.0
+        w.log(step, metrics={"kl": kl, "reward": 0.5})
+        print({"kl": kl, "reward": 0.5, "step": step}, flush=True)  # the same numbers, printed as TRL prints them
+        time.sleep(0.02)
+"""
+
+
+def test_console_copies_of_the_metrics_file_are_not_counted_twice(tmp_path):
+    # A trainer that logs to RLDK_METRICS_PATH and prints the same dicts (TRL with the callback does): each number
+    # is observed once and each alert fires once, not a second time for the console's run "trainer".
+    script = tmp_path / "train.py"
+    script.write_text(DUAL_LOGGER)
+    out = tmp_path / "out"
+    proc = subprocess.run([rldk_binary(), "monitor", "--preset", "grpo_safe", "--fail-on", "never", "--out", str(out),
+                           "--cmd", "%s %s" % (sys.executable, script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    alerts = [json.loads(l) for l in (out / "alerts.jsonl").read_text().splitlines() if l.strip()]
+    assert alerts, proc.stderr
+    assert {a["run_id"] for a in alerts} == {"dual"}
+    report = json.loads((out / "report.json").read_text())
+    assert report["summary"]["observations"] <= 2 * 40 + 5  # kl and reward per step; console copies dropped
+
+
+def test_a_trainer_that_only_prints_is_still_read_from_its_console(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import time\nfor step in range(1, 41):\n"
+                      "    print({'kl': 0.01 if step < 20 else 2.0, 'reward': 0.5}, flush=True)\n    time.sleep(0.01)\n")
+    out = tmp_path / "out"
+    proc = subprocess.run([rldk_binary(), "monitor", "--preset", "grpo_safe", "--fail-on", "never", "--out", str(out),
+                           "--cmd", "%s %s" % (sys.executable, script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    alerts = [json.loads(l) for l in (out / "alerts.jsonl").read_text().splitlines() if l.strip()]
+    assert alerts and {a["run_id"] for a in alerts} == {"trainer"}

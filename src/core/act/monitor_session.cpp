@@ -36,6 +36,14 @@ constexpr int LOOP_TIMEOUT_MS = 100;  // upper bound on one poll; inputs with in
 class ObservationSink final : public PointSink {
  public:
   ObservationSink(RuleEngine& engine, std::vector<Alert>& alerts) : engine_(engine), alerts_(alerts) {}
+  // The trainer's console is a fallback source: once a structured input (the RLDK_METRICS_PATH file, a source
+  // named on the command line) has delivered a value, the console's copies of the same numbers would be observed
+  // twice, under a second run id, and every alert would fire twice. `structured` is that shared flag: a structured
+  // input's sink sets it, the console's sink (`fallback`) then drops what it reads.
+  void share_structured_flag(bool* structured, bool fallback) {
+    structured_ = structured;
+    fallback_ = fallback;
+  }
   void on_run(uint32_t run, const std::string& run_id, const SourceInfo&) override {
     if (runs_.size() <= run) runs_.resize(run + 1);
     runs_[run].id = run_id;
@@ -53,6 +61,10 @@ class ObservationSink final : public PointSink {
   void on_segment(uint32_t, const Segment&) override {}
   void on_meta(uint32_t, const std::string&, const std::string&) override {}
   void on_point(uint32_t run, uint32_t metric, const Point& p) override {
+    if (structured_) {
+      if (fallback_ && *structured_) return;
+      if (!fallback_) *structured_ = true;
+    }
     const RunNames& r = runs_[run];
     const MetricNames& m = r.metrics[metric];
     Observation o;
@@ -76,6 +88,8 @@ class ObservationSink final : public PointSink {
   RuleEngine& engine_;
   std::vector<Alert>& alerts_;
   std::vector<RunNames> runs_;
+  bool* structured_ = nullptr;
+  bool fallback_ = false;
 };
 
 // One input: where bytes come from, and the reader they go to (recreated when the file is truncated or replaced,
@@ -348,11 +362,13 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   };
 
   // Inputs.
-  auto add_input = [&](const std::string& name, ReadOptions read) -> Input& {
+  bool structured_delivered = false;  // see ObservationSink::share_structured_flag
+  auto add_input = [&](const std::string& name, ReadOptions read, bool fallback = false) -> Input& {
     Input& in = inputs.emplace_back();
     in.name = name;
     in.read = std::move(read);
     in.sink = std::make_unique<ObservationSink>(engine, alerts);
+    in.sink->share_structured_flag(&structured_delivered, fallback);
     in.reset_reader(name);
     return in;
   };
@@ -482,7 +498,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       ReadOptions console = options.read;
       console.format = Format::console;
       if (console.run_id.empty()) console.run_id = "trainer";
-      console_input = &add_input("trainer output", console);
+      console_input = &add_input("trainer output", console, /*fallback=*/true);
     }
   }
 
