@@ -25,11 +25,12 @@ cmake --preset release -DPython3_EXECUTABLE="$(command -v python)" >/dev/null
 cmake --build --preset release
 step "unit and golden tests (release)"
 ctest --test-dir build/release --output-on-failure
-step "python tests"
-python -m pytest -q tests/python
 # The reference suite end to end: real TRL trainers with known bugs, each caught by its capability (about 2 min).
+# Before the Python tests: tests/python/test_reference_cards.py renders and validates what it wrote.
 step "reference suite (quick)"
 rldk reference run --quick --out build/reference
+step "python tests"
+RLDK_REFERENCE_OUT=build/reference python -m pytest -q tests/python
 
 # One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves the unit and golden tests and the
 # libFuzzer targets (CMakePresets.json "asan"): compiling is most of the suite's time, so the engine is compiled
