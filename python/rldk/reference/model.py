@@ -57,6 +57,29 @@ def warm_up_pairs(rng: random.Random, n: int):
     return pairs
 
 
+def train_on_completions(model, pad_id: int, rows, steps: int, rng: random.Random, lr: float = 3e-3,
+                         batch_size: int = 32) -> None:
+    """Supervised fine-tuning on (prompt ids, completion ids) rows: the loss is on the completion only (and its
+    end token, so the model learns where an answer stops). Random batches drawn with `rng`, AdamW."""
+    import torch
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    model.train()
+    for _ in range(steps):
+        batch = [rows[rng.randrange(len(rows))] for _ in range(batch_size)]
+        width = max(len(p) + len(c) for p, c in batch)
+        ids, labels, mask = [], [], []
+        for p, c in batch:
+            pad = width - len(p) - len(c)
+            ids.append(p + c + [pad_id] * pad)
+            labels.append([-100] * len(p) + c + [-100] * pad)
+            mask.append([1] * (len(p) + len(c)) + [0] * pad)
+        loss = model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask), labels=torch.tensor(labels)).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
 def make_initial_model(path: str, seed: int = 0, steps: int = 200):
     """Builds the tiny GPT-2 (2 layers, hidden 64), warms it up and saves it and its tokenizer to `path`."""
     go_offline()
@@ -76,21 +99,7 @@ def make_initial_model(path: str, seed: int = 0, steps: int = 200):
         p = tokenizer(prompt)["input_ids"]
         c = tokenizer(" " + completion)["input_ids"] + [tokenizer.eos_token_id]
         rows.append((p, c))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    model.train()
-    for _ in range(steps):
-        batch = [rows[rng.randrange(len(rows))] for _ in range(32)]
-        width = max(len(p) + len(c) for p, c in batch)
-        ids, labels, mask = [], [], []
-        for p, c in batch:
-            pad = width - len(p) - len(c)
-            ids.append(p + c + [tokenizer.pad_token_id] * pad)
-            labels.append([-100] * len(p) + c + [-100] * pad)  # learn the completion and where it ends
-            mask.append([1] * (len(p) + len(c)) + [0] * pad)
-        loss = model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask), labels=torch.tensor(labels)).loss
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    train_on_completions(model, tokenizer.pad_token_id, rows, steps, rng)
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
