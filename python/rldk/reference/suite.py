@@ -114,7 +114,8 @@ def run_suite(out: str, rldk: str, python: str, full: bool, model_path: str = No
         needed = set(only) | {catalog.healthy_of(r).name for r in selected if r.name in only and
                               {"diff", "ckpt", "evals"} & set(catalog.checks_of(r, full))}
         selected = [r for r in selected if r.name in needed]
-    log("reference suite (%s): %d runs, writing to %s" % ("full" if full else "quick", len(selected), out))
+    log("reference suite (%s): %d run%s, writing to %s" % ("full" if full else "quick", len(selected),
+                                                            "" if len(selected) == 1 else "s", out))
 
     data = os.path.join(out, "data")
     prepare_data(data)
