@@ -18,6 +18,7 @@ import sys
 import tempfile
 
 import yaml
+from conftest import rldk_binary
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "real"
@@ -43,16 +44,6 @@ ONSET_TOLERANCE = 0.10
 # The preset a user would run for each algorithm (the "safe" guard set; strict presets stop earlier by design).
 MATCHING_PRESET = {"grpo": "grpo_safe", "ppo": "ppo_safe", "dpo": "dpo_basic", "rloo": "grpo_safe",
                    "reinforce": "grpo_safe", "reinforce++": "grpo_safe", "dapo": "grpo_safe"}
-
-
-def rldk_binary():
-    """$RLDK, else the `rldk` installed next to this Python, PATH, or the release build."""
-    candidates = [os.environ.get("RLDK"), os.path.join(os.path.dirname(sys.executable), "rldk"),
-                  shutil.which("rldk"), str(ROOT / "build" / "release" / "rldk")]
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    raise RuntimeError("no rldk binary found (install the package or set RLDK=path/to/rldk)")
 
 
 def cases():

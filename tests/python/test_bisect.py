@@ -7,11 +7,7 @@ import subprocess
 import sys
 
 import pytest
-
-
-def rldk_binary():
-    candidate = os.path.join(os.path.dirname(sys.executable), "rldk")
-    return candidate if os.path.exists(candidate) else shutil.which("rldk")
+from conftest import rldk_binary
 
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

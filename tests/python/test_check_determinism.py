@@ -11,16 +11,12 @@ import jsonschema
 import pytest
 
 from conftest import ROOT
+from conftest import rldk_binary
 
 SCHEMA = json.loads((ROOT / "docs" / "schemas" / "rldk.determinism.v1.schema.json").read_text())
 PY = shlex.quote(sys.executable)
 DET_DEMO = shlex.quote(str(ROOT / "examples" / "trainers" / "det_demo.py"))
 TORCH_LOOP = shlex.quote(str(ROOT / "examples" / "trainers" / "torch_shuffle.py"))
-
-
-def rldk_binary():
-    candidate = os.path.join(os.path.dirname(sys.executable), "rldk")
-    return candidate if os.path.exists(candidate) else shutil.which("rldk")
 
 
 def check(tmp_path, command, *args, expect_rc):

@@ -6,11 +6,7 @@ import subprocess
 import sys
 
 import rldk
-
-
-def rldk_binary():
-    candidate = os.path.join(os.path.dirname(sys.executable), "rldk")
-    return candidate if os.path.exists(candidate) else shutil.which("rldk")
+from conftest import rldk_binary
 
 
 def test_command_installed_and_versioned():

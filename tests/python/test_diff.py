@@ -13,13 +13,9 @@ import jsonschema
 import pytest
 
 from conftest import ROOT, write
+from conftest import rldk_binary
 
 SCHEMA = json.loads((ROOT / "docs" / "schemas" / "rldk.diff.v1.schema.json").read_text())
-
-
-def rldk_binary():
-    candidate = os.path.join(os.path.dirname(sys.executable), "rldk")
-    return candidate if os.path.exists(candidate) else shutil.which("rldk")
 
 
 def diff(*args, expect_rc=0):

@@ -44,6 +44,7 @@ model = torch.nn.Linear(2, 2)
 
 UNSEEDED_LOADER = '''import torch
 from torch.utils.data import DataLoader
+from conftest import rldk_binary
 torch.manual_seed(0)
 loader = DataLoader(
     list(range(10)),
@@ -52,11 +53,6 @@ loader = DataLoader(
     num_workers=4,
 )
 '''
-
-
-def rldk_binary():
-    candidate = os.path.join(os.path.dirname(sys.executable), "rldk")
-    return candidate if os.path.exists(candidate) else shutil.which("rldk")
 
 
 def audit(target, *extra, env_file=None, python=sys.executable):

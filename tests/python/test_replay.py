@@ -9,15 +9,11 @@ import sys
 import jsonschema
 
 from conftest import ROOT, write
+from conftest import rldk_binary
 
 SCHEMA = json.loads((ROOT / "docs" / "schemas" / "rldk.replay.v1.schema.json").read_text())
 PY = shlex.quote(sys.executable)
 DET_DEMO = shlex.quote(str(ROOT / "examples" / "trainers" / "det_demo.py"))
-
-
-def rldk_binary():
-    candidate = os.path.join(os.path.dirname(sys.executable), "rldk")
-    return candidate if os.path.exists(candidate) else shutil.which("rldk")
 
 
 def replay(tmp_path, run, command, *args, expect_rc):

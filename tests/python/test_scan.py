@@ -11,19 +11,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import rldk_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "schemas"
 CLEAN = ROOT / "examples" / "scan" / "ppo_clean.jsonl"
 SHIFTED = ROOT / "examples" / "scan" / "ppo_kl_shift.jsonl"
-
-
-def rldk_binary():
-    for candidate in (os.environ.get("RLDK"), os.path.join(os.path.dirname(sys.executable), "rldk"),
-                      shutil.which("rldk")):
-        if candidate and os.path.isfile(candidate):
-            return candidate
-    pytest.fail("no rldk binary: install the package (pip install .) or set $RLDK to a built binary")
 
 
 def scan(*args):

@@ -12,11 +12,7 @@ import torch
 
 import rldk
 from rldk import seed as rseed
-
-
-def rldk_binary():
-    candidate = os.path.join(os.path.dirname(sys.executable), "rldk")
-    return candidate if os.path.exists(candidate) else shutil.which("rldk")
+from conftest import rldk_binary
 
 
 @pytest.fixture(autouse=True)
