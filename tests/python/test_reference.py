@@ -79,3 +79,15 @@ def test_monitor_catch_needs_a_stop_by_the_named_step():
     assert not suite.caught(expect, lr100, late)[0]
     assert not suite.caught(expect, lr100, warned)[0]
     assert suite.caught(expect, lr100, on_time) == (True, 3)
+
+
+def test_evals_of_a_run_that_left_no_checkpoint_is_an_error_not_a_quiet_row(tmp_path):
+    from rldk.reference import evaluate
+    import sys
+
+    ctx = checks.Context(str(tmp_path), "rldk", sys.executable, str(tmp_path / "no-model"), False, 40)
+    suite.prepare_data(ctx.data)
+    run = next(r for r in catalog.RUNS if r.name == "summarize-healthy")
+    [(judged, result)] = evaluate.run_evals(ctx, [run])
+    assert judged is run and result.error and not result.quiet
+    assert not suite.judge(run, {"evals": result})[0]["ok"]

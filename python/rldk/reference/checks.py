@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from .catalog import PRESETS
+
 # A check reads a healthy run as quiet when it reports nothing at these levels.
 LOUD_SEVERITIES = ("warning", "critical")
 
@@ -106,8 +108,6 @@ def train_under_monitor(ctx: Context, run) -> Result:
     @timed("monitor", run)
     def go(ctx, result):
         out = os.path.join(ctx.run_dir(run), "monitor")
-        from .catalog import PRESETS
-
         command = " ".join(shlex.quote(a) for a in ctx.train_command(run, ctx.run_dir(run)))
         proc = call([ctx.rldk, "monitor", "--preset", PRESETS[run.task], "--preset", "memory_leak",
                      "--sys-interval", "0.25", "--fail-on", "never", "--out", out, "--cmd", command],

@@ -48,36 +48,36 @@ def score_file(ctx: checks.Context, name: str, model_dir: str) -> str:
     return path
 
 
-def compare(ctx: checks.Context, run: catalog.Run, a: str, b: str) -> checks.Result:
+def compare(ctx: checks.Context, run: catalog.Run, a: Tuple[str, str], b: Tuple[str, str]) -> checks.Result:
+    """Scores checkpoints a and b ((name, folder) each) on the eval items and compares them; a checkpoint that
+    cannot be scored (its run failed) makes the check an error, never a quiet row."""
     @checks.timed("evals", run)
     def go(ctx, result):
         card = ctx.card("evals", run)
-        proc = checks.call([ctx.rldk, "evals", "compare", a, b, "--seed", "0", "--json", "--out", card], card + ".log")
+        files = [score_file(ctx, name, folder) for name, folder in (a, b)]
+        proc = checks.call([ctx.rldk, "evals", "compare", *files, "--seed", "0", "--json", "--out", card],
+                           card + ".log")
         result.card = card
         report = checks.json_of(proc, "rldk evals compare")
         for task in report["tasks"]:
             verdict = task.get("verdict", "")
             result.facts[task["task"]] = verdict
             if verdict == "worse":
-                result.hits.append(Hit("worse", None, "%s %.3f -> %.3f (95%% interval of the change %.3f to %.3f, "
-                                                      "p = %.2g, %d items paired)" % (
+                result.hits.append(checks.Hit("worse", None, "%s %.3f -> %.3f (95%% interval of the change %.3f to "
+                                                             "%.3f, p = %.2g, %d items paired)" % (
                     task["task"], task["mean_a"], task["mean_b"], task["ci_low"], task["ci_high"], task["p_value"],
                     task["items"])))
     return go(ctx)
 
 
-Hit = checks.Hit
-
-
 def run_evals(ctx: checks.Context, runs: List[catalog.Run]) -> List[Tuple[catalog.Run, checks.Result]]:
     out = []
     for run in runs:
+        final = (run.name, os.path.join(ctx.run_dir(run), "final"))
         if run.variant == "healthy":
-            a = score_file(ctx, "initial", ctx.model)
-            b = score_file(ctx, run.name, os.path.join(ctx.run_dir(run), "final"))
+            baseline = ("initial", ctx.model)
         else:
             healthy = catalog.healthy_of(run)
-            a = score_file(ctx, healthy.name, os.path.join(ctx.run_dir(healthy), "final"))
-            b = score_file(ctx, run.name, os.path.join(ctx.run_dir(run), "final"))
-        out.append((run, compare(ctx, run, a, b)))
+            baseline = (healthy.name, os.path.join(ctx.run_dir(healthy), "final"))
+        out.append((run, compare(ctx, run, baseline, final)))
     return out
