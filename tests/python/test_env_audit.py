@@ -10,6 +10,8 @@ import sys
 import pytest
 import torch
 
+from conftest import rldk_binary
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "docs" / "schemas" / "rldk.env-audit.v1.schema.json"
 
@@ -44,7 +46,6 @@ model = torch.nn.Linear(2, 2)
 
 UNSEEDED_LOADER = '''import torch
 from torch.utils.data import DataLoader
-from conftest import rldk_binary
 torch.manual_seed(0)
 loader = DataLoader(
     list(range(10)),
