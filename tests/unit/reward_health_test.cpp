@@ -317,7 +317,8 @@ TEST(RewardHealth, AGradedRewardAtZeroIsNotSaturatedButAContinuousOneIs) {
         }
       }
     }
-    const SaturationCheck& s = r.run().columns[0].saturation;
+    RewardHealthReport report = r.run();
+    const SaturationCheck& s = report.columns[0].saturation;
     EXPECT_NEAR(s.late_share_low, 0.6, 0.02);
     if (graded) {
       EXPECT_EQ(s.levels, 5u);
