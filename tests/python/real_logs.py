@@ -10,9 +10,7 @@ published in docs/detector-benchmark.md:
 """
 import json
 import math
-import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile

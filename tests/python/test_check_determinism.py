@@ -1,7 +1,6 @@
 """`rldk check-determinism` against real processes: the deterministic and nondeterministic demo trainers, the real
 PyTorch loop with and without a seeded DataLoader shuffle, and replicas that crash, hang or log nothing."""
 import json
-import os
 import shlex
 import shutil
 import subprocess

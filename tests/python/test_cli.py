@@ -1,9 +1,7 @@
 """The native `rldk` command installed by pip is on PATH next to the package, and agrees with the Python reader."""
 import json
 import os
-import shutil
 import subprocess
-import sys
 
 import rldk
 from conftest import rldk_binary

@@ -2,8 +2,6 @@
 (spike, level shift, constant offset, slow drift) into one signal of otherwise statistically identical runs."""
 import json
 import math
-import os
-import pathlib
 import random
 import shutil
 import subprocess

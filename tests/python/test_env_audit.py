@@ -1,7 +1,6 @@
 """rldk env-audit inspects the real target: a real interpreter probed in a subprocess, real repository code.
 It must pass a clean, seeded, deterministic repository and fail the case-study trainer and other broken setups."""
 import json
-import os
 import pathlib
 import shutil
 import subprocess

@@ -1,8 +1,6 @@
 """`rldk replay`: re-run a recorded run with its seed and compare."""
 import json
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 

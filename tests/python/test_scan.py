@@ -2,15 +2,12 @@
 older tool's clean and doctored PPO runs): the KL level shift at step 800 is found, the clean run gives no finding,
 and the JSON documents validate against their schemas."""
 import json
-import os
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
-import pytest
 from conftest import rldk_binary
 
 ROOT = Path(__file__).resolve().parents[2]

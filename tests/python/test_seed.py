@@ -2,7 +2,6 @@
 rng_fingerprint tells equal streams from different ones. `rldk seed --env` prints the shell side."""
 import os
 import random
-import shutil
 import subprocess
 import sys
 

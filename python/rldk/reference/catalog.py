@@ -6,7 +6,7 @@ when. Every check applied to a healthy run must stay quiet: a finding there is a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 
