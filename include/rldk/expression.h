@@ -103,6 +103,9 @@ class Expression {
   // Never throws. Costs O(window) per call; scalar results such as `mean(value) > 0.6` allocate nothing unless a
   // string result is long.
   Value evaluate(const EvalContext& context) const;
+  // How a rule reads the result, without building a Value (the monitor's hot path): nullopt when it is missing,
+  // else all_true(evaluate(context)).
+  std::optional<bool> holds(const EvalContext& context) const;
 
   // Whether the expression calls a function that aggregates the window (mean, count, slope, ...).
   bool uses_window_function() const;

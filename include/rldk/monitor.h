@@ -52,6 +52,11 @@ class RuleEngine {
   RuleEngine& operator=(RuleEngine&&) noexcept;
 
   void observe(Observation observation, std::vector<Alert>& alerts);
+  // The same without strings on the hot path: a reader resolves each (run, canonical name, name as logged) once,
+  // then passes observations by handle. Handles stay valid for the engine's life.
+  using SeriesHandle = uint32_t;
+  SeriesHandle series(std::string_view run_id, std::string_view name, std::string_view raw_name);
+  void observe(SeriesHandle series, int64_t step, double value, double time, std::vector<Alert>& alerts);
   void flush(std::vector<Alert>& alerts);  // evaluates every pending step
   // End of data: flushes, then rules whose detector judges whole episodes (a steady trend, a shift still open) get
   // its verdict; an alert it raises carries the series' latest observation. Called once, when the data has ended.

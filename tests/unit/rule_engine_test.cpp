@@ -384,5 +384,105 @@ TEST(Presets, AllLoadWithoutWarnings) {
   }
 }
 
+
+namespace {
+
+// A window as the engine would hand it to a condition, for the reference evaluations below.
+class WindowContext final : public EvalContext {
+ public:
+  WindowContext(std::span<const double> values, std::span<const int64_t> steps) : values_(values), steps_(steps) {}
+  std::span<const double> window_values() const override { return values_; }
+  std::span<const int64_t> window_steps() const override { return steps_; }
+  double time() const override { return NAN; }
+  std::string_view name() const override { return "policy/kl"; }
+  std::string_view run_id() const override { return "r"; }
+  std::optional<std::string_view> tag(std::string_view) const override { return std::nullopt; }
+  std::optional<std::string_view> meta(std::string_view) const override { return std::nullopt; }
+  std::optional<double> metric(std::string_view) const override { return std::nullopt; }
+
+ private:
+  std::span<const double> values_;
+  std::span<const int64_t> steps_;
+};
+
+}  // namespace
+
+// The engine judges an element-wise condition on the latest value first and reads the whole window only when that
+// holds; windows are contiguous buffers trimmed in bulk. Both must give exactly what evaluating the condition on the
+// full window of every step gives, including restarts, NaN and windows longer than the trimming threshold.
+TEST(RuleEngine, WindowsAndShortcutsMatchFullEvaluation) {
+  const std::vector<std::string> conditions = {
+      "value > 0.5", "abs(value - 0.5) < 0.3 and step > 3", "not isfinite(value)",
+      "value > 0.2 if step % 2 == 0 else value < 0.8", "mean(value) > 0.5", "max(value) - min(value) < 0.6",
+      "value > 0.1 and count() >= 2"};
+  uint64_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(seed >> 11) / static_cast<double>(1ULL << 53);
+  };
+  for (int size : {1, 3, 5, 40}) {
+    for (const auto& condition : conditions) {
+      // Steps 1..300 with a restart back to step 101 after step 200; a NaN now and then.
+      std::vector<int64_t> steps;
+      std::vector<double> values;
+      for (int64_t s = 1; s <= 300; ++s) {
+        steps.push_back(s <= 200 ? s : s - 100);
+        double u = next();
+        values.push_back(u < 0.03 ? NAN : 0.4 + 0.5 * next());
+      }
+      auto expression = Expression::parse(condition);
+      ASSERT_TRUE(expression.ok()) << condition;
+      std::vector<int64_t> expected;
+      size_t segment_begin = 0;
+      for (size_t i = 0; i < steps.size(); ++i) {
+        if (i > 0 && steps[i] < steps[i - 1]) segment_begin = i;
+        if (i + 1 - segment_begin < static_cast<size_t>(size)) continue;
+        size_t begin = i + 1 - static_cast<size_t>(size);
+        WindowContext context(std::span<const double>(values).subspan(begin, static_cast<size_t>(size)),
+                              std::span<const int64_t>(steps).subspan(begin, static_cast<size_t>(size)));
+        if (all_true(expression->evaluate(context))) expected.push_back(steps[i]);
+      }
+      RuleEngine engine(rules_from(rule(condition, size, "consecutive")));
+      const RuleEngine::SeriesHandle handle = engine.series("r", "policy/kl", "kl");
+      std::vector<Alert> alerts;
+      for (size_t i = 0; i < steps.size(); ++i) {
+        engine.observe(handle, steps[i], values[i], NAN, alerts);
+        engine.flush(alerts);
+      }
+      std::vector<int64_t> fired;
+      for (const auto& a : alerts) {
+        fired.push_back(a.step);
+        EXPECT_EQ(a.window.size(), static_cast<size_t>(size));
+        EXPECT_EQ(a.run_id, "r");
+        EXPECT_EQ(a.metric, "policy/kl");
+      }
+      EXPECT_EQ(fired, expected) << condition << " with a window of " << size;
+    }
+  }
+}
+
+TEST(RuleEngine, HandlesAndObservationsAreOneSeries) {
+  RuleEngine engine(rules_from(rule("value > 0.35", 3, "consecutive")));
+  std::vector<Alert> alerts;
+  const auto handle = engine.series("r", "policy/kl", "kl");
+  EXPECT_EQ(engine.series("r", "policy/kl", "kl"), handle);
+  EXPECT_NE(engine.series("r", "policy/kl", "objective/kl"), handle);  // another spelling, the same series
+  engine.observe(handle, 1, 0.5, NAN, alerts);
+  Observation o;
+  o.run_id = "r";
+  o.name = "policy/kl";
+  o.raw_name = "objective/kl";
+  o.step = 2;
+  o.value = 0.6;
+  o.tags["phase"] = "train";
+  engine.observe(o, alerts);
+  engine.observe(handle, 3, 0.7, NAN, alerts);
+  engine.flush(alerts);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].step, 3);
+  EXPECT_EQ(alerts[0].window, (std::vector<double>{0.5, 0.6, 0.7}));
+  EXPECT_EQ(engine.observations(), 3u);
+}
+
 }  // namespace
 }  // namespace rldk

@@ -47,6 +47,7 @@ class ObservationSink final : public PointSink {
   void on_run(uint32_t run, const std::string& run_id, const SourceInfo&) override {
     if (runs_.size() <= run) runs_.resize(run + 1);
     runs_[run].id = run_id;
+    for (auto& m : runs_[run].metrics) m.handle = NO_HANDLE;
   }
   void on_metric(uint32_t run, uint32_t metric, const std::string& canonical_name) override {
     auto& names = runs_[run].metrics;
@@ -55,7 +56,10 @@ class ObservationSink final : public PointSink {
   }
   void on_raw_name(uint32_t run, const std::string& raw_name, const std::string& canonical_name) override {
     for (auto& m : runs_[run].metrics) {
-      if (m.canonical == canonical_name && m.raw.empty()) m.raw = raw_name;
+      if (m.canonical == canonical_name && m.raw.empty()) {
+        m.raw = raw_name;
+        m.handle = NO_HANDLE;  // resolved again with the name as logged
+      }
     }
   }
   void on_segment(uint32_t, const Segment&) override {}
@@ -65,21 +69,16 @@ class ObservationSink final : public PointSink {
       if (fallback_ && *structured_) return;
       if (!fallback_) *structured_ = true;
     }
-    const RunNames& r = runs_[run];
-    const MetricNames& m = r.metrics[metric];
-    Observation o;
-    o.run_id = r.id;
-    o.name = m.canonical;
-    o.raw_name = m.raw.empty() ? m.canonical : m.raw;
-    o.step = p.step;
-    o.value = p.value;
-    o.time = p.wall_time;
-    engine_.observe(std::move(o), alerts_);
+    MetricNames& m = runs_[run].metrics[metric];
+    if (m.handle == NO_HANDLE) m.handle = engine_.series(runs_[run].id, m.canonical, m.raw.empty() ? m.canonical : m.raw);
+    engine_.observe(m.handle, p.step, p.value, p.wall_time, alerts_);
   }
 
  private:
+  static constexpr RuleEngine::SeriesHandle NO_HANDLE = ~RuleEngine::SeriesHandle{0};
   struct MetricNames {
     std::string canonical, raw;
+    RuleEngine::SeriesHandle handle = NO_HANDLE;  // the engine's series, resolved at the first point
   };
   struct RunNames {
     std::string id;

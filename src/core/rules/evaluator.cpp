@@ -74,9 +74,10 @@ class Evaluator {
 
   Operand window_steps() const {
     if (steps_.empty()) return {};
-    std::vector<double> out(steps_.size());
-    for (size_t i = 0; i < steps_.size(); ++i) out[i] = static_cast<double>(steps_[i]);
-    return Operand::vector(Operand::Kind::numbers, std::move(out));
+    Operand out = Operand::sized(Operand::Kind::numbers, steps_.size());
+    double* o = out.data();
+    for (size_t i = 0; i < steps_.size(); ++i) o[i] = static_cast<double>(steps_[i]);
+    return out;
   }
 
   // a op1 b op2 c  ==  (a op1 b) and (b op2 c), each operand evaluated once.
@@ -119,13 +120,14 @@ class Evaluator {
     Operand b = to_numeric(eval(n.children[2]));
     if (a.is_missing() || b.is_missing()) return {};
     const bool boolean = a.is_boolean_kind() && b.is_boolean_kind();
-    std::vector<double> out(condition.length());
-    for (size_t i = 0; i < out.size(); ++i) {
+    Operand out = Operand::sized(boolean ? Operand::Kind::booleans : Operand::Kind::numbers, condition.length());
+    double* o = out.data();
+    for (size_t i = 0; i < condition.length(); ++i) {
       // Broadcasting: a vector branch shorter than the condition (never from one window) reads as NaN.
       const Operand& branch = condition.at(i) != 0.0 ? a : b;
-      out[i] = branch.is_vector() && i >= branch.length() ? std::nan("") : branch.at(i);
+      o[i] = branch.is_vector() && i >= branch.length() ? std::nan("") : branch.at(i);
     }
-    return Operand::vector(boolean ? Operand::Kind::booleans : Operand::Kind::numbers, std::move(out));
+    return out;
   }
 
   Operand call(const Node& n) {

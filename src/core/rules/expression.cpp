@@ -1,4 +1,6 @@
 // The public face of rule expressions: parse, evaluate, describe.
+#include <cmath>
+
 #include "rldk/expression.h"
 
 #include "rules/ast.h"
@@ -16,6 +18,24 @@ Result<Expression> Expression::parse(std::string_view text) {
 
 Value Expression::evaluate(const EvalContext& context) const {
   return rules::evaluate_program(*program_, context).to_value();
+}
+
+std::optional<bool> Expression::holds(const EvalContext& context) const {
+  rules::Operand result = rules::evaluate_program(*program_, context);
+  switch (result.kind()) {
+    case Value::Kind::missing: return std::nullopt;
+    case Value::Kind::string: return !result.text().empty();
+    case Value::Kind::boolean:
+    case Value::Kind::number: return result.scalar() != 0.0 && !std::isnan(result.scalar());
+    case Value::Kind::booleans:
+    case Value::Kind::numbers: break;
+  }
+  auto xs = result.elements();
+  if (xs.empty()) return false;  // as all_true: an empty window holds nothing
+  for (double x : xs) {
+    if (x == 0.0 || std::isnan(x)) return false;
+  }
+  return true;
 }
 
 bool Expression::uses_window_function() const { return program_->uses_window_function; }

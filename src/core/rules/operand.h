@@ -1,9 +1,11 @@
 // A value while an expression is being evaluated. Unlike the public Value it borrows what it can: strings point into
 // the parsed program or the context, and `value` is a view of the context's window, so `mean(value) > 0.6` copies
 // nothing. Only element-wise results own storage. Move-only, because a vector result's view points into its own
-// storage (a moved std::vector keeps its buffer, a copied one would not).
+// storage (a moved std::vector keeps its buffer, a copied one would not). Results as long as a typical window are
+// stored inline, so `value > 0.35` over a window of 5 allocates nothing; a move re-points the view at the new copy.
 #pragma once
 
+#include <algorithm>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -17,9 +19,14 @@ class Operand {
  public:
   using Kind = Value::Kind;
 
+  static constexpr size_t INLINE = 8;
+
   Operand() = default;  // missing
-  Operand(Operand&&) = default;
-  Operand& operator=(Operand&&) = default;
+  Operand(Operand&& o) noexcept { take(std::move(o)); }
+  Operand& operator=(Operand&& o) noexcept {
+    if (this != &o) take(std::move(o));
+    return *this;
+  }
   Operand(const Operand&) = delete;
   Operand& operator=(const Operand&) = delete;
   ~Operand() = default;
@@ -46,6 +53,21 @@ class Operand {
     o.elements_ = o.owned_;
     return o;
   }
+  // A vector of `n` elements to be written through data() (inline when short).
+  static Operand sized(Kind kind, size_t n) {
+    Operand o;
+    o.kind_ = kind;
+    if (n <= INLINE) {
+      o.elements_ = {o.inline_, n};
+    } else {
+      o.owned_.resize(n);
+      o.elements_ = o.owned_;
+    }
+    return o;
+  }
+  // The storage of a sized() vector.
+  double* data() { return const_cast<double*>(elements_.data()); }
+
   // Scalars of a boolean or number kind; vectors of the matching element kind.
   static Operand of_kind(bool boolean, double x) { return boolean ? Operand::boolean(x != 0.0) : number(x); }
 
@@ -75,11 +97,26 @@ class Operand {
     return o;
   }
 
+  void take(Operand&& o) {
+    kind_ = o.kind_;
+    scalar_ = o.scalar_;
+    text_ = o.text_;
+    if (o.elements_.data() == o.inline_) {
+      std::copy(o.inline_, o.inline_ + o.elements_.size(), inline_);
+      elements_ = {inline_, o.elements_.size()};
+      owned_.clear();
+    } else {
+      owned_ = std::move(o.owned_);  // a moved vector keeps its buffer, so a view of it stays valid
+      elements_ = o.elements_;
+    }
+  }
+
   Kind kind_ = Kind::missing;
   double scalar_ = 0.0;
   std::string_view text_;
   std::span<const double> elements_;
   std::vector<double> owned_;
+  double inline_[INLINE];
 };
 
 }  // namespace rldk::rules

@@ -34,10 +34,11 @@ Operand logical(bool is_and, const Operand& a, const Operand& b);
 template <class F>
 Operand map_elements(const Operand& a, bool to_boolean, F f) {
   if (!a.is_vector()) return Operand::of_kind(to_boolean, f(a.scalar()));
-  std::vector<double> out(a.length());
   auto in = a.elements();
-  std::transform(in.begin(), in.end(), out.begin(), [&](double x) { return static_cast<double>(f(x)); });
-  return Operand::vector(to_boolean ? Operand::Kind::booleans : Operand::Kind::numbers, std::move(out));
+  Operand out = Operand::sized(to_boolean ? Operand::Kind::booleans : Operand::Kind::numbers, in.size());
+  double* o = out.data();
+  for (size_t i = 0; i < in.size(); ++i) o[i] = static_cast<double>(f(in[i]));
+  return out;
 }
 
 // Applies f pairwise, broadcasting a scalar against a vector.
@@ -46,9 +47,10 @@ Operand zip_elements(const Operand& a, const Operand& b, bool to_boolean, F f) {
   if (!a.is_vector() && !b.is_vector()) return Operand::of_kind(to_boolean, f(a.scalar(), b.scalar()));
   size_t n = a.is_vector() && b.is_vector() ? std::min(a.length(), b.length())
                                              : (a.is_vector() ? a.length() : b.length());
-  std::vector<double> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(f(a.at(i), b.at(i)));
-  return Operand::vector(to_boolean ? Operand::Kind::booleans : Operand::Kind::numbers, std::move(out));
+  Operand out = Operand::sized(to_boolean ? Operand::Kind::booleans : Operand::Kind::numbers, n);
+  double* o = out.data();
+  for (size_t i = 0; i < n; ++i) o[i] = static_cast<double>(f(a.at(i), b.at(i)));
+  return out;
 }
 
 }  // namespace rldk::rules

@@ -113,8 +113,8 @@ Value Operand::to_value() && {
     case Kind::booleans:
     case Kind::numbers: break;
   }
-  const bool owned = !owned_.empty() && elements_.data() == owned_.data();
-  std::vector<double> elements = owned ? std::move(owned_) : std::vector<double>(elements_.begin(), elements_.end());
+  const bool heap = !owned_.empty() && elements_.data() == owned_.data();
+  std::vector<double> elements = heap ? std::move(owned_) : std::vector<double>(elements_.begin(), elements_.end());
   return kind_ == Kind::booleans ? Value::booleans(std::move(elements)) : Value::numbers(std::move(elements));
 }
 
