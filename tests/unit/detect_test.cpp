@@ -146,6 +146,32 @@ TEST(Scan, RestartResetsInsteadOfAlarming) {
   EXPECT_TRUE(scan_run(run, options).findings.empty());
 }
 
+// Two logged names that mean one metric (a record with both train/grad_norm and actor/grad_norm) put two points at
+// each step: the run still has one step per step, long runs included (they take a shortcut through one series).
+TEST(Scan, StepCountIsDistinctStepsNotPoints) {
+  for (int steps : {500, 150000}) {
+    rldk::Run run;
+    Series s;
+    s.name = "policy/grad_norm";
+    for (int i = 0; i < steps; ++i) {
+      for (int copy = 0; copy < 2; ++copy) s.steps.push_back(i), s.values.push_back(1.0);
+    }
+    s.wall_times.assign(s.steps.size(), NAN);
+    s.segments.assign(s.steps.size(), 0);
+    run.series[s.name] = s;
+    Series other;
+    other.name = "policy/kl";
+    for (int i = 0; i < steps; ++i) other.steps.push_back(i), other.values.push_back(0.01);
+    other.wall_times.assign(other.steps.size(), NAN);
+    other.segments.assign(other.steps.size(), 0);
+    run.series[other.name] = other;
+    DetectorCatalog none;
+    ScanOptions options;
+    options.catalog = &none;
+    EXPECT_EQ(scan_run(run, options).step_count, static_cast<uint64_t>(steps)) << steps << " steps";
+  }
+}
+
 // A KL run of 60 logged points that shifts 0.05 -> 0.12 at its 36th point, logged every `interval` steps.
 rldk::Run kl_shift_run(int64_t interval) {
   rldk::Run run;

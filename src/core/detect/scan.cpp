@@ -100,9 +100,17 @@ void scan_non_finite(const DetectorSpec& spec, const Run& run, std::vector<Findi
 uint64_t distinct_steps(const Run& run) {
   // Most runs log every metric at the same steps; the longest series is a good lower bound and exact for those.
   std::set<int64_t> steps;
-  size_t longest = 0;
-  for (const auto& [name, s] : run.series) longest = std::max(longest, s.size());
-  if (run.series.size() == 1 || longest > 100000) return longest;
+  const Series* longest = nullptr;
+  for (const auto& [name, s] : run.series) {
+    if (longest == nullptr || s.size() > longest->size()) longest = &s;
+  }
+  if (longest == nullptr) return 0;
+  if (run.series.size() == 1 || longest->size() > 100000) {
+    // Its distinct steps, not its points: two logged names that mean one metric give two points per step.
+    std::vector<int64_t> own(longest->steps.begin(), longest->steps.end());
+    std::sort(own.begin(), own.end());
+    return static_cast<uint64_t>(std::unique(own.begin(), own.end()) - own.begin());
+  }
   for (const auto& [name, s] : run.series) steps.insert(s.steps.begin(), s.steps.end());
   return steps.size();
 }
