@@ -3,6 +3,7 @@
 // bounds; the checks below trap on broken invariants.
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,14 +17,10 @@ struct FixedContext : rldk::EvalContext {
   std::vector<int64_t> steps = {1, 2, 3, 5, 8, 13, 21, 34};
   std::map<std::string, std::string, std::less<>> tags = {{"phase", "train"}, {"seed", "42"}, {"", "empty key"}};
   std::map<std::string, std::string, std::less<>> metas = {{"threshold", "0.35"}, {"word", "abc"}};
-  bool empty_window = false;
+  size_t window = 8;  // the last `window` elements (8: all, 1: the latest, 0: empty)
 
-  std::span<const double> window_values() const override {
-    return empty_window ? std::span<const double>() : std::span<const double>(values);
-  }
-  std::span<const int64_t> window_steps() const override {
-    return empty_window ? std::span<const int64_t>() : std::span<const int64_t>(steps);
-  }
+  std::span<const double> window_values() const override { return std::span<const double>(values).last(window); }
+  std::span<const int64_t> window_steps() const override { return std::span<const int64_t>(steps).last(window); }
   double time() const override { return 1700000000.0; }
   std::string_view name() const override { return "policy/kl"; }
   std::string_view run_id() const override { return "run-1"; }
@@ -54,11 +51,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const rldk::Expression& e = parsed.value();
   FixedContext context;
-  for (bool empty : {false, true}) {
-    context.empty_window = empty;
+  for (size_t window : {size_t{8}, size_t{1}, size_t{0}}) {
+    context.window = window;
     rldk::Value v = e.evaluate(context);
     // A vector result is never longer than the window.
     if (v.is_vector() && v.size() > context.window_values().size()) __builtin_trap();
+    // holds() (the monitor's path, with its per-element shortcut) reads the result exactly as all_true() does.
+    std::optional<bool> holds = e.holds(context);
+    if (holds != (v.is_missing() ? std::nullopt : std::optional<bool>(rldk::all_true(v)))) __builtin_trap();
     (void)rldk::all_true(v);
     (void)rldk::truthy_latest(v);
     (void)rldk::to_string(v);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,9 +80,34 @@ struct EvalCase {
   const char* expected;
 };
 
+// holds() is how the monitor reads a condition (with a per-element shortcut for functions of `value` alone): it must
+// say exactly what all_true() says of evaluate(), or that the result is missing.
+void expect_holds_agrees(const Expression& e, const FakeContext& context, const std::string& text) {
+  Value v = e.evaluate(context);
+  std::optional<bool> expected = v.is_missing() ? std::nullopt : std::optional<bool>(rldk::all_true(v));
+  EXPECT_EQ(e.holds(context), expected) << "expression: " << text << " = " << rldk::to_string(v);
+}
+
 void run_cases(const std::vector<EvalCase>& cases) {
   for (const auto& c : cases) {
     EXPECT_EQ(eval_text(c.text, window_of(c.window)), c.expected) << "expression: " << c.text;
+    expect_holds_agrees(parse_ok(c.text), window_of(c.window), c.text);
+  }
+}
+
+TEST(ExprEval, HoldsAgreesWithEvaluateOnEveryWindow) {
+  const std::vector<std::string> texts = {
+      "value > 0.35", "not isfinite(value)", "abs(value - 0.5) < 0.2", "value > 0.2 if value < 1 else value < 3",
+      "value % 2 == 1", "value ** 2 > 0.1", "-value < -0.3", "0 < value <= 1", "value in (0.5, 1, inf)",
+      "value not in (0.5)", "1 < value in (2, 3)", "value > 0 and not isnan(value) or value == -1", "sqrt(value) > 0.5",
+      "log(value) < 0", "true", "0", "isnan(value) == false", "value != value", "mean(value) > 0.3",
+      "value > metric(\"policy/grad_norm\") / 100", "step > 1 and value > 0", "tags.phase == \"train\"",
+      "value > meta.threshold", "has(value)", "null", "(value > 0.3) + (value > 0.4) >= 1"};
+  const std::vector<std::vector<double>> windows = {
+      {}, {0.5}, {NaN}, {0.3, 0.45, NaN, 0.5, 1e300, -0.0, INF, 0.4}, {2, 3, 1, 0.5}, {-1, -INF, 0, 1}};
+  for (const auto& text : texts) {
+    Expression e = parse_ok(text);
+    for (const auto& w : windows) expect_holds_agrees(e, window_of(w), text);
   }
 }
 

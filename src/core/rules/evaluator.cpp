@@ -211,6 +211,130 @@ class Evaluator {
 
 }  // namespace
 
+namespace {
+
+bool truthy(double x) { return x != 0.0 && !std::isnan(x); }
+
+bool compares(CompareOp op, double a, double b) {
+  switch (op) {
+    case CompareOp::less: return a < b;
+    case CompareOp::less_equal: return a <= b;
+    case CompareOp::greater: return a > b;
+    case CompareOp::greater_equal: return a >= b;
+    case CompareOp::equal: return a == b;
+    case CompareOp::not_equal: return a != b;
+    case CompareOp::in:
+    case CompareOp::not_in: break;
+  }
+  return false;
+}
+
+bool element_node(const Program& p, uint32_t index) {
+  const Node& n = p.nodes[index];
+  switch (n.kind) {
+    case NodeKind::number:
+    case NodeKind::boolean:
+    case NodeKind::value:
+    case NodeKind::negate:
+    case NodeKind::logical_not:
+    case NodeKind::logical_and:
+    case NodeKind::logical_or:
+    case NodeKind::add:
+    case NodeKind::subtract:
+    case NodeKind::multiply:
+    case NodeKind::divide:
+    case NodeKind::modulo:
+    case NodeKind::power:
+    case NodeKind::conditional:
+    case NodeKind::list: break;
+    case NodeKind::compare:
+      // A membership test inside a chain leaves the next comparison without its left side (the general evaluator
+      // reads it as missing): only a last one is taken here.
+      for (size_t i = 0; i + 1 < n.ops.size(); ++i) {
+        if (n.ops[i] == CompareOp::in || n.ops[i] == CompareOp::not_in) return false;
+      }
+      break;
+    case NodeKind::call:
+      if (n.function != Function::abs && n.function != Function::sqrt && n.function != Function::log &&
+          n.function != Function::isnan && n.function != Function::isfinite) {
+        return false;
+      }
+      break;
+    default: return false;  // strings, step, time, names, tags, meta, null
+  }
+  for (uint32_t c : n.children) {
+    if (!element_node(p, c)) return false;
+  }
+  return true;
+}
+
+// The same operations as Evaluator::eval on one element, in doubles. Both sides of and/or are pure here, so their
+// order of evaluation does not matter.
+double element(const Program& p, uint32_t index, double v) {
+  const Node& n = p.nodes[index];
+  auto child = [&](size_t i) { return element(p, n.children[i], v); };
+  switch (n.kind) {
+    case NodeKind::number: return n.number;
+    case NodeKind::boolean: return n.number != 0.0 ? 1.0 : 0.0;
+    case NodeKind::value: return v;
+    case NodeKind::negate: return -child(0);
+    case NodeKind::logical_not: return truthy(child(0)) ? 0.0 : 1.0;
+    case NodeKind::logical_and: return truthy(child(0)) && truthy(child(1)) ? 1.0 : 0.0;
+    case NodeKind::logical_or: return truthy(child(0)) || truthy(child(1)) ? 1.0 : 0.0;
+    case NodeKind::add: return child(0) + child(1);
+    case NodeKind::subtract: return child(0) - child(1);
+    case NodeKind::multiply: return child(0) * child(1);
+    case NodeKind::divide: return child(0) / child(1);
+    case NodeKind::modulo: return python_modulo(child(0), child(1));
+    case NodeKind::power: return std::pow(child(0), child(1));
+    case NodeKind::conditional: return truthy(child(1)) ? child(0) : child(2);
+    case NodeKind::compare: {
+      double left = child(0);
+      bool result = true;
+      for (size_t i = 0; i < n.ops.size(); ++i) {
+        const CompareOp op = n.ops[i];
+        if (op == CompareOp::in || op == CompareOp::not_in) {
+          // x in (a, b) == (x == a) or (x == b); x not in (a, b) == (x != a) and (x != b).
+          const Node& list = p.nodes[n.children[i + 1]];
+          bool member = op == CompareOp::not_in;
+          for (uint32_t c : list.children) {
+            const double e = element(p, c, v);
+            member = op == CompareOp::in ? member || left == e : member && left != e;
+          }
+          result = result && member;
+          continue;
+        }
+        const double right = child(i + 1);
+        result = result && compares(op, left, right);
+        left = right;
+      }
+      return result ? 1.0 : 0.0;
+    }
+    case NodeKind::call: {
+      const double x = child(0);
+      switch (n.function) {
+        case Function::abs: return std::fabs(x);
+        case Function::sqrt: return std::sqrt(x);
+        case Function::log: return std::log(x);
+        case Function::isnan: return std::isnan(x) ? 1.0 : 0.0;
+        case Function::isfinite: return std::isfinite(x) ? 1.0 : 0.0;
+        default: break;
+      }
+      break;
+    }
+    default: break;
+  }
+  return std::nan("");  // unreachable for an element function
+}
+
+}  // namespace
+
+bool is_element_function(const Program& program) {
+  return !program.nodes.empty() && element_node(program, program.root);
+}
+
+double evaluate_element(const Program& program, double value) { return element(program, program.root, value); }
+
 Operand evaluate_program(const Program& program, const EvalContext& context) {
   if (program.nodes.empty()) return {};
   return Evaluator(program, context).eval(program.root);

@@ -13,7 +13,9 @@ namespace rldk {
 Result<Expression> Expression::parse(std::string_view text) {
   auto program = rules::parse_program(text);
   if (!program) return program.error();
-  return Expression(std::make_shared<const rules::Program>(std::move(program.value())));
+  rules::Program parsed = std::move(program.value());
+  parsed.element_function = rules::is_element_function(parsed);
+  return Expression(std::make_shared<const rules::Program>(std::move(parsed)));
 }
 
 Value Expression::evaluate(const EvalContext& context) const {
@@ -21,6 +23,17 @@ Value Expression::evaluate(const EvalContext& context) const {
 }
 
 std::optional<bool> Expression::holds(const EvalContext& context) const {
+  // A function of each element alone holds when it holds for every element of the window (never missing).
+  if (program_->element_function) {
+    auto values = context.window_values();
+    if (!values.empty()) {
+      for (double v : values) {
+        const double x = rules::evaluate_element(*program_, v);
+        if (x == 0.0 || std::isnan(x)) return false;
+      }
+      return true;
+    }
+  }
   rules::Operand result = rules::evaluate_program(*program_, context);
   switch (result.kind()) {
     case Value::Kind::missing: return std::nullopt;
