@@ -30,6 +30,9 @@ struct MonitorOptions {
     std::string run_id;
   };
   std::vector<TrackingServerRun> mlflow_runs;
+  // Runs on W&B's servers, ENTITY/PROJECT/RUN, read through the GraphQL API the same way (base URL and API key from
+  // W&B's environment: WANDB_BASE_URL, WANDB_API_KEY or ~/.netrc).
+  std::vector<std::string> wandb_runs;
   double server_poll_seconds = 5.0;
   bool once = false;                  // read the sources to their end, report and exit (no following)
   std::string command;                // launch this trainer (through /bin/sh) and watch it

@@ -28,8 +28,10 @@ struct MonitorCliOptions {
 namespace fs = std::filesystem;
 
 // A W&B run lives on disk as <WANDB_DIR or .>/wandb/{run,offline-run}-<date>-<RUN>/run-<RUN>.wandb, for offline
-// runs and for synced ones alike; that file is what rldk follows. The hosted API is not polled.
-bool resolve_wandb(const std::string& path, std::vector<std::string>& sources) {
+// runs and for synced ones alike; when that file is here, rldk follows it (every value, as soon as it is written).
+// Otherwise the run is polled on W&B's servers through the GraphQL API (io/wandb_server.h), with the API key of
+// W&B's own environment.
+bool resolve_wandb(const std::string& path, MonitorOptions& options) {
   std::string run = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
   const char* dir_env = std::getenv("WANDB_DIR");
   fs::path root = fs::path(dir_env != nullptr && *dir_env != '\0' ? dir_env : ".") / "wandb";
@@ -40,16 +42,15 @@ bool resolve_wandb(const std::string& path, std::vector<std::string>& sources) {
       if (entry.is_directory() && name.size() > run.size() && name.ends_with("-" + run)) {
         fs::path file = entry.path() / ("run-" + run + ".wandb");
         if (fs::exists(file, ec)) {
-          sources.push_back(file.string());
+          options.sources.push_back(file.string());
           return true;
         }
       }
     }
   }
-  std::fprintf(stderr, "rldk monitor: --from-wandb %s: no local run folder *-%s with run-%s.wandb under %s (set "
-                       "WANDB_DIR, or run the trainer with WANDB_MODE=offline); polling the W&B API is not built\n",
-               path.c_str(), run.c_str(), run.c_str(), root.string().c_str());
-  return false;
+  // Not here: the session polls the W&B API, and says what is missing (a key) if it cannot.
+  options.wandb_runs.push_back(path);
+  return true;
 }
 
 // --from-mlflow RUN_ID: with MLFLOW_TRACKING_URI naming a tracking server (http:, https:), the run is polled through
@@ -148,7 +149,7 @@ int run(MonitorCliOptions& cli) {
   MonitorOptions& opts = cli.monitor;
   RuleSet rules;
   if (!sort_rule_words(cli)) return EXIT_INPUT_ERROR;
-  if (!cli.from_wandb.empty() && !resolve_wandb(cli.from_wandb, opts.sources)) return EXIT_INPUT_ERROR;
+  if (!cli.from_wandb.empty() && !resolve_wandb(cli.from_wandb, opts)) return EXIT_INPUT_ERROR;
   if (!cli.from_mlflow.empty() && !resolve_mlflow(cli.from_mlflow, opts)) return EXIT_INPUT_ERROR;
   if (!cli.alerts_path.empty()) opts.actions.alerts_jsonl = cli.alerts_path;
   if (cli.presets.empty() && cli.rule_files.empty()) {
@@ -187,7 +188,8 @@ int run(MonitorCliOptions& cli) {
   for (const auto& url : cli.webhooks) {
     for (auto& r : rules.rules) r.actions.push_back(RuleAction{"http", {{"url", url}}, {}});
   }
-  if (opts.sources.empty() && opts.command.empty() && opts.rollouts.empty() && opts.mlflow_runs.empty()) {
+  if (opts.sources.empty() && opts.command.empty() && opts.rollouts.empty() && opts.mlflow_runs.empty() &&
+      opts.wandb_runs.empty()) {
     const char* env = std::getenv("RLDK_METRICS_PATH");
     struct stat in {};
     bool piped = ::fstat(0, &in) == 0 && (S_ISFIFO(in.st_mode) || S_ISREG(in.st_mode) || S_ISSOCK(in.st_mode));
@@ -233,7 +235,8 @@ void add_monitor_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args(false);
   cmd->add_option("--from-wandb", cli->from_wandb,
                   "ENTITY/PROJECT/RUN: follow that W&B run's local log (wandb/*-RUN/run-RUN.wandb under WANDB_DIR "
-                  "or .); the hosted API is not polled");
+                  "or .), else poll it on W&B's servers (WANDB_API_KEY or `wandb login`; WANDB_BASE_URL for a "
+                  "self-hosted server)");
   cmd->add_option("--from-mlflow", cli->from_mlflow,
                   "RUN_ID: follow that MLflow run: on the tracking server MLFLOW_TRACKING_URI names (http(s)://..., "
                   "polled through its REST API every --poll-interval seconds; MLFLOW_TRACKING_TOKEN or "

@@ -17,6 +17,7 @@
 
 #include "act/monitor_outputs.h"
 #include "io/mlflow_server.h"
+#include "io/wandb_server.h"
 #include "io/source_files.h"
 #include "rldk/event_writer.h"
 #include "rldk/follow.h"
@@ -95,7 +96,7 @@ class ObservationSink final : public PointSink {
 // since the new content starts over).
 struct Input {
   std::string name;
-  std::variant<std::monostate, FileFollower, DirectoryFollower, FdSource, std::unique_ptr<io::MlflowServerFollower>>
+  std::variant<std::monostate, FileFollower, DirectoryFollower, FdSource, std::unique_ptr<io::ServerFollower>>
       source;
   ReadOptions read;
   std::unique_ptr<ObservationSink> sink;
@@ -136,7 +137,7 @@ struct Input {
       if (auto* f = std::get_if<FileFollower>(&source)) progress = f->read_new(on_event);
       else if (auto* d = std::get_if<DirectoryFollower>(&source)) progress = d->read_new(on_event);
       else if (auto* s = std::get_if<FdSource>(&source)) progress = s->read_new(on_event);
-      else if (auto* m = std::get_if<std::unique_ptr<io::MlflowServerFollower>>(&source)) {
+      else if (auto* m = std::get_if<std::unique_ptr<io::ServerFollower>>(&source)) {
         for (const auto& problem : (*m)->take_problems()) {
           std::fprintf(stderr, "rldk monitor: %s: %s\n", name.c_str(), problem.c_str());
         }
@@ -156,7 +157,7 @@ struct Input {
   // Only a stream or a tracking-server run comes to an end; a followed file may always grow again.
   bool ended() const {
     if (auto* s = std::get_if<FdSource>(&source)) return s->at_end();
-    if (auto* m = std::get_if<std::unique_ptr<io::MlflowServerFollower>>(&source)) return (*m)->ended();
+    if (auto* m = std::get_if<std::unique_ptr<io::ServerFollower>>(&source)) return (*m)->ended();
     return false;
   }
 };
@@ -432,20 +433,41 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     }
     sources.clear();
   }
+  // Runs on tracking servers: a first pass reads what is there (an error here is the user's to fix: a wrong run id,
+  // a missing key), then a follower polls for more.
+  struct ServerRun {
+    std::string name, run_id;
+    std::unique_ptr<io::ServerPoller> poller;
+  };
+  std::vector<ServerRun> server_runs;
   for (const auto& server_run : options.mlflow_runs) {
+    server_runs.push_back({"MLflow run " + server_run.run_id, server_run.run_id,
+                           std::make_unique<io::MlflowServerPoller>(io::mlflow_server_run_from_environment(
+                               server_run.tracking_uri, server_run.run_id))});
+  }
+  for (const auto& path : options.wandb_runs) {
+    auto run = io::wandb_server_run_from_environment(path);
+    if (!run.ok()) {
+      result.exit_code = MONITOR_EXIT_INPUT_ERROR;
+      result.error = "W&B run " + path + ": " + to_string(run.error());
+      return result;
+    }
+    std::string run_id = run->run;
+    server_runs.push_back({"W&B run " + path, run_id, std::make_unique<io::WandbServerPoller>(std::move(run).value())});
+  }
+  for (auto& [name, run_id, poller] : server_runs) {
     if (interrupted) break;
-    io::MlflowServerPoller poller(io::mlflow_server_run_from_environment(server_run.tracking_uri, server_run.run_id));
     act::Cancel no_deadline;
-    auto first = poller.poll(no_deadline);
+    auto first = poller->poll(no_deadline);
     if (!first.ok()) {
       result.exit_code = MONITOR_EXIT_INPUT_ERROR;
-      result.error = "MLflow run " + server_run.run_id + ": " + to_string(first.error());
+      result.error = name + ": " + to_string(first.error());
       return result;
     }
     ReadOptions read = options.read;
     read.format = Format::jsonl;
-    if (read.run_id.empty()) read.run_id = server_run.run_id;
-    Input& in = add_input("MLflow run " + server_run.run_id, read);
+    if (read.run_id.empty()) read.run_id = run_id;
+    Input& in = add_input(name, read);
     in.reader->feed(first->lines);
     if (options.once) {
       // Read to its end: the first pass read every value logged so far.
@@ -456,7 +478,7 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
       inputs.pop_back();
       continue;
     }
-    in.source = std::make_unique<io::MlflowServerFollower>(std::move(poller), options.server_poll_seconds);
+    in.source = std::make_unique<io::ServerFollower>(std::move(poller), options.server_poll_seconds);
   }
   for (const auto& src : sources) {
     Input& in = add_input(src, options.read);

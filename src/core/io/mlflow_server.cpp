@@ -217,8 +217,8 @@ Status MlflowServerPoller::read_history(const std::string& key, MetricState& sta
   return Ok{};
 }
 
-Result<MlflowPass> MlflowServerPoller::poll(const act::Cancel& cancel) {
-  MlflowPass pass;
+Result<ServerPass> MlflowServerPoller::poll(const act::Cancel& cancel) {
+  ServerPass pass;
   std::string body;
   if (Status s = get("/api/2.0/mlflow/runs/get?run_id=" + url_encode(run_.run_id), body, cancel); !s.ok()) {
     return s.error();
@@ -260,55 +260,6 @@ Result<MlflowPass> MlflowServerPoller::poll(const act::Cancel& cancel) {
   events_.clear();
   pass.finished = ended && pass.values == 0;
   return pass;
-}
-
-MlflowServerFollower::MlflowServerFollower(MlflowServerPoller poller, double interval_seconds)
-    : poller_(std::move(poller)), thread_([this, interval_seconds] { loop(interval_seconds); }) {}
-
-MlflowServerFollower::~MlflowServerFollower() {
-  cancel_.set_deadline(act::Clock::now());
-  if (thread_.joinable()) thread_.join();
-}
-
-void MlflowServerFollower::loop(double interval_seconds) {
-  bool failing = false;
-  auto last_report = act::Clock::now();
-  while (!cancel_.cancelled()) {
-    auto pass = poller_.poll(cancel_);
-    if (cancel_.cancelled()) return;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (pass.ok()) {
-        if (failing) problems_.push_back("the tracking server answers again");
-        failing = false;
-        lines_ += pass->lines;
-        if (pass->finished) {
-          finished_ = true;
-          return;
-        }
-      } else if (!failing || act::Clock::now() - last_report > std::chrono::minutes(1)) {
-        problems_.push_back(to_string(pass.error()) + (failing ? " (still)" : "; retrying"));
-        failing = true;
-        last_report = act::Clock::now();
-      }
-    }
-    cancel_.sleep_for(std::chrono::duration<double>(interval_seconds));
-  }
-}
-
-std::string MlflowServerFollower::take_lines() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return std::exchange(lines_, {});
-}
-
-std::vector<std::string> MlflowServerFollower::take_problems() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return std::exchange(problems_, {});
-}
-
-bool MlflowServerFollower::ended() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return finished_ && lines_.empty();
 }
 
 }  // namespace rldk::io

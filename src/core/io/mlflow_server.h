@@ -12,14 +12,13 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "act/action_queue.h"
+#include "io/server_follower.h"
 #include "rldk/event.h"
 #include "rldk/result.h"
 
@@ -37,19 +36,12 @@ struct MlflowServerRun {
 // The run named by `run_id` on the server MLFLOW_TRACKING_URI names, with the environment's credentials.
 MlflowServerRun mlflow_server_run_from_environment(const std::string& tracking_uri, const std::string& run_id);
 
-// What one pass found.
-struct MlflowPass {
-  std::string lines;      // the new values, one rldk event line each
-  uint64_t values = 0;    // how many
-  bool finished = false;  // the run has ended (FINISHED, FAILED, KILLED) and this pass found nothing new
-};
-
-// Reads one run pass by pass. Not thread-safe (MlflowServerFollower runs it on its own thread).
-class MlflowServerPoller {
+// Reads one run pass by pass; the run has finished when its status is FINISHED, FAILED or KILLED. Not thread-safe
+// (a ServerFollower runs it on its own thread).
+class MlflowServerPoller final : public ServerPoller {
  public:
   explicit MlflowServerPoller(MlflowServerRun run) : run_(std::move(run)) {}
-  // Errors: io (server unreachable, an HTTP error with the server's message, a response that is not MLflow's).
-  Result<MlflowPass> poll(const act::Cancel& cancel);
+  Result<ServerPass> poll(const act::Cancel& cancel) override;
   const MlflowServerRun& run() const { return run_; }
 
  private:
@@ -66,34 +58,6 @@ class MlflowServerPoller {
   MlflowServerRun run_;
   std::unordered_map<std::string, MetricState> metrics_;
   std::vector<Event> events_;  // this pass's new values, put in step order at its end
-};
-
-// Polls a run every `interval_seconds` on a thread of its own, so a slow server never holds up the monitor's loop.
-class MlflowServerFollower {
- public:
-  MlflowServerFollower(MlflowServerPoller poller, double interval_seconds);
-  ~MlflowServerFollower();  // stops the thread (an open request is cut within a fraction of a second)
-  MlflowServerFollower(const MlflowServerFollower&) = delete;
-  MlflowServerFollower& operator=(const MlflowServerFollower&) = delete;
-
-  // The event lines fetched since the last call.
-  std::string take_lines();
-  // Messages about the server since the last call: the first failure of a series, then one a minute while it
-  // lasts, and when it answers again.
-  std::vector<std::string> take_problems();
-  // The run has ended and everything fetched was taken.
-  bool ended() const;
-
- private:
-  void loop(double interval_seconds);
-
-  MlflowServerPoller poller_;
-  act::Cancel cancel_;
-  mutable std::mutex mutex_;
-  std::string lines_;
-  std::vector<std::string> problems_;
-  bool finished_ = false;
-  std::thread thread_;
 };
 
 }  // namespace rldk::io

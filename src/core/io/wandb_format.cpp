@@ -5,11 +5,7 @@
 //  - config, summary (their own records, or inside the run record): meta entries "config.<key>" and
 //    "summary.<key>" holding the value's JSON text;
 //  - run: meta wandb_run_id, wandb_project, wandb_entity, wandb_display_name; exit: meta wandb_exit_code.
-// Step: the trainer's step when the record carries one the metric dictionary knows as a step field other than
-// `_step` (TRL/transformers log `train/global_step` with every call; once seen, records without it keep the last
-// one), else W&B's own `_step` (the history row index, or the step passed to wandb.log), else HistoryStep.num.
-// The trainer's step is preferred because it is the step that the trainer's other logs (TensorBoard, JSONL, the
-// console) use, so runs read from different backends line up. Wall time: `_timestamp` (Unix seconds).
+// Step and wall time as io/wandb_history.h says (its fallback here: the record's HistoryStep.num).
 #include <charconv>
 #include <optional>
 #include <cmath>
@@ -19,6 +15,7 @@
 #include "io/protobuf_wire.h"
 #include "io/record_format.h"
 #include "io/wandb_framing.h"
+#include "io/wandb_history.h"
 
 namespace rldk::io {
 namespace {
@@ -97,7 +94,7 @@ class WandbFormat final : public RecordFormat {
   std::string detail() const override {
     std::string d = "wandb (" + std::to_string(framer_.records()) + " records, " + std::to_string(history_rows_) +
                     " history rows";
-    d += trainer_step_ ? "; step from " + trainer_step_key_ : "; step from _step";
+    d += "; step from " + steps_.source();
     return d + ")";
   }
 
@@ -155,36 +152,15 @@ class WandbFormat final : public RecordFormat {
     }
     if (!r.ok()) return false;
     ++history_rows_;
-    // The step and time fields first: they may come after the metrics.
-    std::optional<int64_t> w_step, trainer;
+    numbers_.clear();
+    for (const Item& it : items_) {
+      double v = 0.0;
+      if (json_number(it.value_json, v)) numbers_.push_back({it.key, v});
+    }
     double wall_time = NAN;
-    const MetricDictionary& dictionary = context_.emitter.dictionary();
-    for (const Item& it : items_) {
-      FieldRole role = dictionary.role_of(it.key);
-      double v = 0.0;
-      int64_t s = 0;
-      if (role == FieldRole::time && it.key == "_timestamp") {
-        if (json_number(it.value_json, v)) wall_time = v;
-      } else if (role == FieldRole::step && json_number(it.value_json, v) && step_from_number(v, s)) {
-        if (it.key == "_step") w_step = s;
-        else if (!trainer || trainer_step_key_ == it.key) {
-          trainer = s;
-          if (!trainer_step_) trainer_step_key_ = it.key;
-        }
-      }
-    }
-    if (trainer) {
-      trainer_step_ = true;
-      last_trainer_step_ = *trainer;
-    }
-    int64_t step = trainer_step_ ? last_trainer_step_ : w_step ? *w_step : has_step_num ? step_num : 0;
-    for (const Item& it : items_) {
-      if (it.key.empty() || it.key.front() == '_') continue;  // W&B's own fields (_runtime, _wandb, ...)
-      FieldRole role = dictionary.role_of(it.key);
-      if (role != FieldRole::metric) continue;
-      double v = 0.0;
-      if (!json_number(it.value_json, v)) continue;
-      context_.emitter.emit({}, it.key, step, v, wall_time, index);
+    int64_t step = steps_.step(numbers_, has_step_num ? std::optional<int64_t>(step_num) : std::nullopt, wall_time);
+    for (const WandbItem& it : numbers_) {
+      if (steps_.is_metric(it.key)) context_.emitter.emit({}, it.key, step, it.value, wall_time, index);
     }
     return true;
   }
@@ -242,10 +218,9 @@ class WandbFormat final : public RecordFormat {
   ReadContext& context_;
   WandbFramer framer_;
   std::vector<Item> items_;
+  std::vector<WandbItem> numbers_;  // the row's numeric items
+  WandbRowSteps steps_{context_.emitter.dictionary()};
   uint64_t history_rows_ = 0;
-  bool trainer_step_ = false;
-  std::string trainer_step_key_;
-  int64_t last_trainer_step_ = 0;
 };
 
 }  // namespace

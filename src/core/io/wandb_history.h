@@ -1,0 +1,42 @@
+// How a W&B history row becomes points, shared by the run file reader (wandb_format.cpp) and the API poller
+// (wandb_server.cpp), so that a run read from its .wandb file and from the server gives the same points.
+// Step: the trainer's step when the row carries one the metric dictionary knows as a step field other than `_step`
+// (TRL/transformers log `train/global_step` with every call; once seen, rows without it keep the last one), else
+// W&B's own `_step` (the history row index, or the step passed to wandb.log), else the caller's fallback. The
+// trainer's step is preferred because it is the step that the trainer's other logs (TensorBoard, JSONL, the console)
+// use, so runs read from different backends line up. Wall time: `_timestamp` (Unix seconds). Metrics: numeric items
+// whose name the dictionary does not give another role, except W&B's own fields (`_runtime`, `_wandb`, ...).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "rldk/metric_dictionary.h"
+
+namespace rldk::io {
+
+struct WandbItem {
+  std::string_view key;
+  double value;  // W&B's NaN and Infinity included; items that are not numbers are not WandbItems
+};
+
+class WandbRowSteps {
+ public:
+  explicit WandbRowSteps(const MetricDictionary& dictionary) : dictionary_(dictionary) {}
+  // The row's step (see above) and its wall time (NaN without `_timestamp`).
+  int64_t step(std::span<const WandbItem> items, std::optional<int64_t> fallback, double& wall_time);
+  bool is_metric(std::string_view key) const;
+  // Where the steps come from, for a reader's description.
+  std::string source() const { return trainer_step_ ? trainer_step_key_ : "_step"; }
+
+ private:
+  const MetricDictionary& dictionary_;
+  bool trainer_step_ = false;
+  std::string trainer_step_key_;
+  int64_t last_trainer_step_ = 0;
+};
+
+}  // namespace rldk::io
