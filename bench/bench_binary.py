@@ -127,11 +127,14 @@ def read_tensorboard(path: str) -> int:
     return n
 
 
-def read_wandb(path: str) -> int:
+def wandb_history_rows(path: str):
+    """The history rows of a .wandb file, {key: value} per row (what wandb's own client builds from each item's
+    value_json), read with wandb's Record protos over the file's framing: 32 KiB blocks of chunks, each with a
+    7-byte header (CRC-32 of type and payload, length, type: 1 full, 2 first, 3 middle, 4 last)."""
     from wandb.proto import wandb_internal_pb2
 
     data = open(path, "rb").read()
-    pos, block, n, pending = 7, 32768, 0, b""
+    pos, block, pending = 7, 32768, b""
     while pos + 7 <= len(data):
         left = block - pos % block
         if left < 7:
@@ -147,11 +150,15 @@ def read_wandb(path: str) -> int:
             record = wandb_internal_pb2.Record()
             record.ParseFromString(pending)
             if record.WhichOneof("record_type") == "history":
-                for item in record.history.item:
-                    key = item.key or ".".join(item.nested_key)
-                    v = json.loads(item.value_json)
-                    if not key.startswith("_") and isinstance(v, (int, float)) and not isinstance(v, bool):
-                        n += 1
+                yield {item.key or ".".join(item.nested_key): json.loads(item.value_json)
+                       for item in record.history.item}
+
+
+def read_wandb(path: str) -> int:
+    n = 0
+    for row in wandb_history_rows(path):
+        n += sum(1 for key, v in row.items()
+                 if not key.startswith("_") and isinstance(v, (int, float)) and not isinstance(v, bool))
     return n
 
 

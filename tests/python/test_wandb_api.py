@@ -11,13 +11,17 @@ import math
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import rldk_binary
+from conftest import ROOT, rldk_binary
+
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_binary import wandb_history_rows  # noqa: E402  (the benchmark's reader of .wandb history rows)
 
 KEY = "k" * 40
 RULES = ("rules:\n"
@@ -161,36 +165,6 @@ def test_wrong_key_unknown_run_and_missing_key_are_input_errors(tmp_path):
     stand_in.server.shutdown()
 
 
-def _history_rows(run_file):
-    """The history rows of a .wandb file as W&B's API serves them: {key: value} per row (what wandb's own client
-    builds from each item's value_json), read with wandb's protos over the file's framing (32 KiB blocks of
-    checksummed chunks)."""
-    import struct
-    import zlib
-
-    from wandb.proto import wandb_internal_pb2
-
-    data = open(run_file, "rb").read()
-    pos, block, pending, rows = 7, 32768, b"", []
-    while pos + 7 <= len(data):
-        left = block - pos % block
-        if left < 7:
-            pos += left
-            continue
-        crc, length, kind = struct.unpack_from("<IHB", data, pos)
-        payload = data[pos + 7:pos + 7 + length]
-        assert zlib.crc32(bytes([kind]) + payload) == crc, pos
-        pos += 7 + length
-        pending = payload if kind in (1, 2) else pending + payload
-        if kind in (1, 4):
-            record = wandb_internal_pb2.Record()
-            record.ParseFromString(pending)
-            if record.WhichOneof("record_type") == "history":
-                rows.append({item.key or ".".join(item.nested_key): json.loads(item.value_json)
-                             for item in record.history.item})
-    return rows
-
-
 def test_the_api_gives_the_points_the_run_file_gives(tmp_path, monkeypatch):
     """A run logged by the real wandb (offline): rldk reading its .wandb file and rldk polling a server that serves
     the same history rows raise the same alerts at the same steps with the same values."""
@@ -207,7 +181,7 @@ def test_the_api_gives_the_points_the_run_file_gives(tmp_path, monkeypatch):
     wandb.teardown()
     run_file = next((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))
     stand_in = StandIn()
-    stand_in.rows.extend(_history_rows(run_file))
+    stand_in.rows.extend(wandb_history_rows(str(run_file)))  # as W&B's API serves them
     stand_in.state = "finished"
     assert len(stand_in.rows) == 60 and all("_step" in r and "_timestamp" in r for r in stand_in.rows)
     rules = tmp_path / "rules.yaml"

@@ -215,20 +215,6 @@ namespace {
 
 bool truthy(double x) { return x != 0.0 && !std::isnan(x); }
 
-bool compares(CompareOp op, double a, double b) {
-  switch (op) {
-    case CompareOp::less: return a < b;
-    case CompareOp::less_equal: return a <= b;
-    case CompareOp::greater: return a > b;
-    case CompareOp::greater_equal: return a >= b;
-    case CompareOp::equal: return a == b;
-    case CompareOp::not_equal: return a != b;
-    case CompareOp::in:
-    case CompareOp::not_in: break;
-  }
-  return false;
-}
-
 bool element_node(const Program& p, uint32_t index) {
   const Node& n = p.nodes[index];
   switch (n.kind) {
@@ -305,7 +291,7 @@ double element(const Program& p, uint32_t index, double v) {
           continue;
         }
         const double right = child(i + 1);
-        result = result && compares(op, left, right);
+        result = result && compare_numbers(op, left, right);
         left = right;
       }
       return result ? 1.0 : 0.0;

@@ -77,6 +77,8 @@ Operand arithmetic(NodeKind kind, Operand a, Operand b) {
   }
 }
 
+bool compare_numbers(CompareOp op, double a, double b) { return holds(op, a, b); }
+
 Operand compare(CompareOp op, const Operand& a, const Operand& b) {
   if (a.is_missing() || b.is_missing()) return Operand::boolean(false);
   if (a.is_string() && b.is_string()) return Operand::boolean(holds(op, a.text(), b.text()));

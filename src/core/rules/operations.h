@@ -24,6 +24,9 @@ double python_modulo(double x, double y);
 // Arithmetic on two numeric operands (see NodeKind add .. power); missing when either is missing or not a number.
 Operand arithmetic(NodeKind kind, Operand a, Operand b);
 
+// One comparison of two numbers (not in/not_in); IEEE for NaN (only != holds).
+bool compare_numbers(CompareOp op, double a, double b);
+
 // One comparison (not in/not_in): false when either side is missing; IEEE for NaN (only != holds).
 Operand compare(CompareOp op, const Operand& a, const Operand& b);
 
