@@ -20,6 +20,9 @@ void add_reference_command(CLI::App& app, int& exit_code) {
              "tiny one). Exit 0 when every bug is caught and every healthy run stays quiet, 1 otherwise");
   run->allow_extras();
   run->prefix_command();  // every word after `run` is the suite's own option (python -m rldk.reference run --help)
+  // --help too: the suite's own help lists its options (--quick, --full, --out, --model, --jobs, --only, --docs),
+  // which are defined once, in the Python module.
+  run->set_help_flag();
   run->callback([run, &exit_code] {
     std::vector<std::string> args{"run"};
     for (const auto& a : run->remaining()) args.push_back(a);

@@ -1,9 +1,11 @@
 """The reference suite's parts that can be judged without training: the code-fix sandbox, the gold rewards, the
 catalog's consistency and the judging of catches. The suite itself runs end to end in scripts/test.sh."""
+import subprocess
 import time
 
 import pytest
 
+from conftest import rldk_binary
 from rldk.reference import catalog, checks, sandbox, suite, tasks
 
 
@@ -91,3 +93,11 @@ def test_evals_of_a_run_that_left_no_checkpoint_is_an_error_not_a_quiet_row(tmp_
     [(judged, result)] = evaluate.run_evals(ctx, [run])
     assert judged is run and result.error and not result.quiet
     assert not suite.judge(run, {"evals": result})[0]["ok"]
+
+
+def test_run_help_lists_the_suites_own_options():
+    # `rldk reference run` hands its words to the Python module; --help too, so the options shown are the suite's.
+    proc = subprocess.run([rldk_binary(), "reference", "run", "--help"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for option in ("--quick", "--full", "--out", "--model", "--jobs", "--only", "--docs"):
+        assert option in proc.stdout, (option, proc.stdout)
