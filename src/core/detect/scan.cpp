@@ -98,21 +98,19 @@ void scan_non_finite(const DetectorSpec& spec, const Run& run, std::vector<Findi
 }
 
 uint64_t distinct_steps(const Run& run) {
-  // Most runs log every metric at the same steps; the longest series is a good lower bound and exact for those.
-  std::set<int64_t> steps;
-  const Series* longest = nullptr;
+  // The union of every series' steps. Most runs log their metrics at a few sets of steps (every step, every eval),
+  // so a series whose steps equal those of one already taken adds nothing and is skipped (a wide log of 70 metrics
+  // sorts one column, not 70). Two logged names that mean one metric give two points per step: duplicates go with
+  // the sort.
+  std::vector<int64_t> steps;
+  std::vector<const std::vector<int64_t>*> taken;
   for (const auto& [name, s] : run.series) {
-    if (longest == nullptr || s.size() > longest->size()) longest = &s;
+    if (std::any_of(taken.begin(), taken.end(), [&](const auto* t) { return *t == s.steps; })) continue;
+    steps.insert(steps.end(), s.steps.begin(), s.steps.end());
+    taken.push_back(&s.steps);
   }
-  if (longest == nullptr) return 0;
-  if (run.series.size() == 1 || longest->size() > 100000) {
-    // Its distinct steps, not its points: two logged names that mean one metric give two points per step.
-    std::vector<int64_t> own(longest->steps.begin(), longest->steps.end());
-    std::sort(own.begin(), own.end());
-    return static_cast<uint64_t>(std::unique(own.begin(), own.end()) - own.begin());
-  }
-  for (const auto& [name, s] : run.series) steps.insert(s.steps.begin(), s.steps.end());
-  return steps.size();
+  std::sort(steps.begin(), steps.end());
+  return static_cast<uint64_t>(std::unique(steps.begin(), steps.end()) - steps.begin());
 }
 
 // A change judged against the run's own history (a KL "drift" from 1e-13 to 1e-5, a level shift from 0.01 to
