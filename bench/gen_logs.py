@@ -48,10 +48,12 @@ NARROW_METRICS = [
 ]
 
 # Wide metric names: verl's console/file logger keys, then TRL-style keys, then per-task extras to reach the count.
+# Every name a distinct metric: a record with two names for one metric (verl's timing_s/step and
+# perf/time_per_step) gives it one point, which the baselines, counting every value, would not match.
 WIDE_BASE = [
     "actor/pg_loss", "actor/pg_clipfrac", "actor/pg_clipfrac_lower", "actor/ppo_kl", "actor/entropy",
     "actor/entropy_loss", "actor/kl_loss", "actor/kl_coef", "actor/grad_norm", "actor/lr",
-    "actor/reward_kl_penalty", "actor/reward_kl_penalty_coeff", "critic/score/mean", "critic/score/max",
+    "actor/reward_kl_penalty", "critic/values/max", "critic/score/mean", "critic/score/max",
     "critic/score/min", "critic/rewards/mean", "critic/rewards/max", "critic/rewards/min",
     "critic/advantages/mean", "critic/advantages/max", "critic/advantages/min", "critic/returns/mean",
     "critic/returns/max", "critic/returns/min", "critic/values/mean", "critic/vf_loss", "critic/vf_clipfrac",
@@ -59,12 +61,12 @@ WIDE_BASE = [
     "response_length/min", "response_length/clip_ratio", "prompt_length/mean", "prompt_length/max",
     "prompt_length/min", "prompt_length/clip_ratio", "timing_s/gen", "timing_s/ref", "timing_s/values",
     "timing_s/adv", "timing_s/update_critic", "timing_s/update_actor", "timing_s/step",
-    "timing_per_token_ms/gen", "timing_per_token_ms/update_actor", "perf/total_num_tokens", "perf/time_per_step",
+    "timing_per_token_ms/gen", "timing_per_token_ms/update_actor", "perf/total_num_tokens", "timing_s/testing",
     "perf/throughput", "perf/max_memory_allocated_gb", "perf/max_memory_reserved_gb", "perf/cpu_memory_used_gb",
     "perf/mfu/actor", "global_seqlen/mean", "global_seqlen/max", "global_seqlen/min", "global_seqlen/balanced_max",
     "global_seqlen/balanced_min", "global_seqlen/minmax_diff", "training/rollout_probs_diff_mean", "training/epoch",
-    "objective/kl", "objective/entropy", "objective/rlhf_reward", "objective/non_score_reward", "train/loss",
-    "train/grad_norm", "train/learning_rate", "train/reward",
+    "objective/kl", "objective/entropy", "timing_per_token_ms/ref", "objective/non_score_reward", "train/loss",
+    "timing_per_token_ms/adv", "timing_s/save_checkpoint", "critic/values/min",
 ]
 
 

@@ -252,8 +252,11 @@ metrics:
   ReadOutput out = read_text("{\"it\": 4, \"t\": 1704067200, \"score\": 1, \"sc\": 2, \"step\": 9}\n", "m.jsonl", 0,
                              options);
   const rldk::Run& run = only_run(out);
-  // "step" is no step field in this dictionary: it is a metric, and "it" gives the step.
-  EXPECT_TRUE(has_series(run, "custom/score", {4, 4}, {1.0, 2.0}));
+  // "step" is no step field in this dictionary: it is a metric, and "it" gives the step. "score" and "sc" name one
+  // metric: the record gives it one point (the first name's), and the other value is reported, not lost silently.
+  EXPECT_TRUE(has_series(run, "custom/score", {4}, {1.0}));
+  ASSERT_EQ(out.diagnostics.total(), 1u);
+  EXPECT_EQ(out.diagnostics.counts().count("duplicate_metric"), 1u);
   EXPECT_TRUE(has_series(run, "step", {4}, {9.0}));
   EXPECT_DOUBLE_EQ(run.find("custom/score")->wall_times[0], 1704067200.0);
 }

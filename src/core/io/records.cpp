@@ -191,6 +191,7 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
   // (all its points share a segment, whatever the key order).
   uint32_t run = NO_RUN;
   record_points_.clear();
+  ++record_stamp_;
   if (run_id != numbered_run_) {  // the columns' "has had a number" flags belong to one run
     for (auto& c : columns_) c.numbered = false;
     numbered_run_.assign(run_id);
@@ -219,6 +220,22 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
       c.metric = context_.emitter.metric_index(run, strip(record.key(f), strip_prefix));
       c.run = run;
     }
+    // Two names for one metric in one record (TRL prints completion_length and completions/mean_length, verl
+    // timing_s/step and perf/time_per_step): one point, the first name's; a series never gets two points at a step
+    // from one record. Different values are worth a word: the second is not lost silently.
+    if (seen_in_record_.size() <= c.metric) seen_in_record_.resize(c.metric + 1, 0);
+    if (seen_in_record_[c.metric] == record_stamp_) {
+      for (const auto& [metric, kept] : record_points_) {
+        if (metric == c.metric && !(kept == value || (std::isnan(kept) && std::isnan(value)))) {
+          context_.diagnose("duplicate_metric", line,
+                            "two names for one metric in one record with different values: " +
+                                std::string(record.key(f)) + " = " + describe(record, f) + " was dropped, " +
+                                std::to_string(kept) + " kept");
+        }
+      }
+      continue;
+    }
+    seen_in_record_[c.metric] = record_stamp_;
     record_points_.push_back({c.metric, value});
   }
   if (run == NO_RUN) return step;

@@ -91,6 +91,8 @@ class RecordInterpreter {
   std::vector<Column> columns_;    // by field position, from earlier wide records
   std::string columns_strip_;      // the strip_prefix the columns' roles and metric ids were made with
   std::vector<std::pair<uint32_t, double>> record_points_;  // metric id and value of the record being emitted
+  std::vector<uint64_t> seen_in_record_;  // per metric id: the stamp of the last record that gave it a point
+  uint64_t record_stamp_ = 0;
   std::unordered_set<std::string> numbered_;  // run id + '\0' + metric key of metrics that have had a number
   std::string numbered_key_;                  // scratch for the key above
   std::string numbered_run_;                  // the run the columns' numbered flags were set for

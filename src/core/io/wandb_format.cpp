@@ -6,6 +6,7 @@
 //    "summary.<key>" holding the value's JSON text;
 //  - run: meta wandb_run_id, wandb_project, wandb_entity, wandb_display_name; exit: meta wandb_exit_code.
 // Step and wall time as io/wandb_history.h says (its fallback here: the record's HistoryStep.num).
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <cmath>
@@ -159,8 +160,15 @@ class WandbFormat final : public RecordFormat {
     }
     double wall_time = NAN;
     int64_t step = steps_.step(numbers_, has_step_num ? std::optional<int64_t>(step_num) : std::nullopt, wall_time);
+    // Two names for one metric in one row (TRL logs completion_length and completions/mean_length): one point,
+    // the first name's, as for every record-shaped log (RecordInterpreter::wide).
+    row_metrics_.clear();
     for (const WandbItem& it : numbers_) {
-      if (steps_.is_metric(it.key)) context_.emitter.emit({}, it.key, step, it.value, wall_time, index);
+      if (!steps_.is_metric(it.key)) continue;
+      std::string canonical = context_.emitter.dictionary().canonical_name(it.key);
+      if (std::find(row_metrics_.begin(), row_metrics_.end(), canonical) != row_metrics_.end()) continue;
+      row_metrics_.push_back(std::move(canonical));
+      context_.emitter.emit({}, it.key, step, it.value, wall_time, index);
     }
     return true;
   }
@@ -219,6 +227,7 @@ class WandbFormat final : public RecordFormat {
   WandbFramer framer_;
   std::vector<Item> items_;
   std::vector<WandbItem> numbers_;  // the row's numeric items
+  std::vector<std::string> row_metrics_;  // canonical names the row has given a point
   WandbRowSteps steps_{context_.emitter.dictionary()};
   uint64_t history_rows_ = 0;
 };
