@@ -102,7 +102,13 @@ TEST(ExprEval, HoldsAgreesWithEvaluateOnEveryWindow) {
       "value not in (0.5)", "1 < value in (2, 3)", "value > 0 and not isnan(value) or value == -1", "sqrt(value) > 0.5",
       "log(value) < 0", "true", "0", "isnan(value) == false", "value != value", "mean(value) > 0.3",
       "value > metric(\"policy/grad_norm\") / 100", "step > 1 and value > 0", "tags.phase == \"train\"",
-      "value > meta.threshold", "has(value)", "null", "(value > 0.3) + (value > 0.4) >= 1"};
+      "value > meta.threshold", "has(value)", "null", "(value > 0.3) + (value > 0.4) >= 1",
+      // Window functions of the window itself (computed as one scalar by holds()).
+      "max(value) - min(value) < 0.6", "abs(mean(value)) > 0.1", "count() >= 2 and median(value) > 0",
+      "std(value) < 1", "var(value) >= 0", "zscore(value) > 1", "robust_z(value) > 2", "slope(value) > 0",
+      "ewma(value, 0.5) > 0.4", "first(value) < last(value)", "pct_change(value) > 0.1", "delta(value) != 0",
+      "count(value) == 2", "any(value)", "all(value)", "sum(value) > 1 if count() > 2 else mean(value) in (0.5, 1)",
+      "mean(value) > metric(\"policy/grad_norm\")", "mean(abs(value)) > 0.1", "slope(value) * 1000 > -1"};
   const std::vector<std::vector<double>> windows = {
       {}, {0.5}, {NaN}, {0.3, 0.45, NaN, 0.5, 1e300, -0.0, INF, 0.4}, {2, 3, 1, 0.5}, {-1, -INF, 0, 1}};
   for (const auto& text : texts) {

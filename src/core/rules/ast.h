@@ -55,7 +55,7 @@ struct Program {
   std::vector<Node> nodes;
   uint32_t root = 0;
   bool uses_window_function = false;
-  bool element_function = false;     // rules::is_element_function(), decided once when parsed
+  uint8_t scalar_shape = 0;          // rules::ScalarShape, decided once when parsed
   std::vector<std::string> metrics;  // names passed to metric(), sorted and unique
 };
 

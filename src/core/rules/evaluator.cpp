@@ -215,12 +215,17 @@ namespace {
 
 bool truthy(double x) { return x != 0.0 && !std::isnan(x); }
 
-bool element_node(const Program& p, uint32_t index) {
+// Whether a node (and everything below it) can be computed in doubles. `Shape::element`: `value` is one window
+// element and no window function appears. `Shape::window`: `value` appears only as the argument of window functions
+// (mean(value), max(value) - min(value)), which read the whole window, so the result is one scalar.
+bool scalar_node(const Program& p, uint32_t index, ScalarShape shape) {
   const Node& n = p.nodes[index];
   switch (n.kind) {
+    case NodeKind::value:
+      if (shape != ScalarShape::element) return false;
+      break;
     case NodeKind::number:
     case NodeKind::boolean:
-    case NodeKind::value:
     case NodeKind::negate:
     case NodeKind::logical_not:
     case NodeKind::logical_and:
@@ -241,6 +246,13 @@ bool element_node(const Program& p, uint32_t index) {
       }
       break;
     case NodeKind::call:
+      if (function_info(n.function).window) {
+        if (shape != ScalarShape::window) return false;
+        if (n.children.empty()) return n.function == Function::count;  // count(): the window's length
+        // Over the window itself; ewma's alpha a literal.
+        if (p.nodes[n.children[0]].kind != NodeKind::value) return false;
+        return n.function != Function::ewma || p.nodes[n.children[1]].kind == NodeKind::number;
+      }
       if (n.function != Function::abs && n.function != Function::sqrt && n.function != Function::log &&
           n.function != Function::isnan && n.function != Function::isfinite) {
         return false;
@@ -249,16 +261,24 @@ bool element_node(const Program& p, uint32_t index) {
     default: return false;  // strings, step, time, names, tags, meta, null
   }
   for (uint32_t c : n.children) {
-    if (!element_node(p, c)) return false;
+    if (!scalar_node(p, c, shape)) return false;
   }
   return true;
 }
 
-// The same operations as Evaluator::eval on one element, in doubles. Both sides of and/or are pure here, so their
-// order of evaluation does not matter.
-double element(const Program& p, uint32_t index, double v) {
+size_t count_truthy(std::span<const double> xs) {
+  size_t count = 0;
+  for (double x : xs) count += truthy(x) ? 1 : 0;
+  return count;
+}
+
+// The same operations as Evaluator::eval, in doubles (booleans as 0 and 1): `v` is the element (Shape::element),
+// `window` and `steps` the whole window (Shape::window). Both sides of and/or are pure here, so their order of
+// evaluation does not matter.
+double scalar(const Program& p, uint32_t index, double v, std::span<const double> window,
+              std::span<const int64_t> steps) {
   const Node& n = p.nodes[index];
-  auto child = [&](size_t i) { return element(p, n.children[i], v); };
+  auto child = [&](size_t i) { return scalar(p, n.children[i], v, window, steps); };
   switch (n.kind) {
     case NodeKind::number: return n.number;
     case NodeKind::boolean: return n.number != 0.0 ? 1.0 : 0.0;
@@ -284,7 +304,7 @@ double element(const Program& p, uint32_t index, double v) {
           const Node& list = p.nodes[n.children[i + 1]];
           bool member = op == CompareOp::not_in;
           for (uint32_t c : list.children) {
-            const double e = element(p, c, v);
+            const double e = scalar(p, c, v, window, steps);
             member = op == CompareOp::in ? member || left == e : member && left != e;
           }
           result = result && member;
@@ -296,30 +316,57 @@ double element(const Program& p, uint32_t index, double v) {
       }
       return result ? 1.0 : 0.0;
     }
-    case NodeKind::call: {
-      const double x = child(0);
+    case NodeKind::call:
       switch (n.function) {
-        case Function::abs: return std::fabs(x);
-        case Function::sqrt: return std::sqrt(x);
-        case Function::log: return std::log(x);
-        case Function::isnan: return std::isnan(x) ? 1.0 : 0.0;
-        case Function::isfinite: return std::isfinite(x) ? 1.0 : 0.0;
+        case Function::abs: return std::fabs(child(0));
+        case Function::sqrt: return std::sqrt(child(0));
+        case Function::log: return std::log(child(0));
+        case Function::isnan: return std::isnan(child(0)) ? 1.0 : 0.0;
+        case Function::isfinite: return std::isfinite(child(0)) ? 1.0 : 0.0;
+        case Function::count:
+          return static_cast<double>(n.children.empty() ? window.size() : count_truthy(window));
+        case Function::any: return count_truthy(window) > 0 ? 1.0 : 0.0;
+        case Function::all: return count_truthy(window) == window.size() ? 1.0 : 0.0;
+        case Function::mean: return window_mean(window);
+        case Function::median: return window_median(window);
+        case Function::min: return window_min(window);
+        case Function::max: return window_max(window);
+        case Function::sum: return window_sum(window);
+        case Function::stddev: return window_stddev(window);
+        case Function::variance: return window_variance(window);
+        case Function::first: return window_first(window);
+        case Function::last: return window_last(window);
+        case Function::delta: return window_delta(window);
+        case Function::pct_change: return window_pct_change(window);
+        case Function::zscore: return window_zscore(window);
+        case Function::robust_z: return window_robust_z(window);
+        case Function::slope:
+          // Aligned as the general evaluator aligns them: on the latest element when the lengths differ.
+          return window_slope(window, steps.size() == window.size() ? steps
+                                      : steps.size() > window.size() ? steps.last(window.size())
+                                                                     : std::span<const int64_t>());
+        case Function::ewma: return window_ewma(window, p.nodes[n.children[1]].number);
         default: break;
       }
       break;
-    }
     default: break;
   }
-  return std::nan("");  // unreachable for an element function
+  return std::nan("");  // unreachable for a scalar program
 }
 
 }  // namespace
 
-bool is_element_function(const Program& program) {
-  return !program.nodes.empty() && element_node(program, program.root);
+ScalarShape scalar_shape(const Program& program) {
+  if (program.nodes.empty()) return ScalarShape::none;
+  if (scalar_node(program, program.root, ScalarShape::element)) return ScalarShape::element;
+  if (scalar_node(program, program.root, ScalarShape::window)) return ScalarShape::window;
+  return ScalarShape::none;
 }
 
-double evaluate_element(const Program& program, double value) { return element(program, program.root, value); }
+double evaluate_scalar(const Program& program, double element, std::span<const double> window,
+                       std::span<const int64_t> steps) {
+  return scalar(program, program.root, element, window, steps);
+}
 
 Operand evaluate_program(const Program& program, const EvalContext& context) {
   if (program.nodes.empty()) return {};

@@ -10,12 +10,18 @@ namespace rldk::rules {
 
 Operand evaluate_program(const Program& program, const EvalContext& context);
 
-// True when the program is a numeric function of one window element alone: it reads `value` (no step, time, names,
-// tags, meta, other metrics, strings or missing), calls no window function, and its result for a window is that
-// function applied to each element (or one scalar, for a program that does not read `value`). The monitor then
-// judges it with evaluate_element(), one double per element, instead of building operands.
-bool is_element_function(const Program& program);
-// The program's result for one element of value `value` (booleans as 0 and 1); only for is_element_function().
-double evaluate_element(const Program& program, double value);
+// Programs the monitor computes in doubles, without operands:
+//   element: a numeric function of one window element alone (`value > 0.35`, `not isfinite(value)`): it reads
+//            `value` and no step, time, name, tag, meta, other metric, string or missing, and calls no window
+//            function; its result for a window is that function of each element (one scalar if it reads no `value`).
+//   window:  the same, except that `value` appears only as the argument of window functions (`mean(value) < 0.1`,
+//            `max(value) - min(value) > 0.3`): one scalar for the whole window.
+//   none:    anything else (the general evaluator).
+enum class ScalarShape : uint8_t { none, element, window };
+ScalarShape scalar_shape(const Program& program);
+// The program's value (booleans as 0 and 1) for one element (element shape) or for a window (window shape; `element`
+// unused). Only for a program of that shape; the window must not be empty.
+double evaluate_scalar(const Program& program, double element, std::span<const double> window,
+                       std::span<const int64_t> steps);
 
 }  // namespace rldk::rules

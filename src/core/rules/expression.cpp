@@ -14,7 +14,7 @@ Result<Expression> Expression::parse(std::string_view text) {
   auto program = rules::parse_program(text);
   if (!program) return program.error();
   rules::Program parsed = std::move(program.value());
-  parsed.element_function = rules::is_element_function(parsed);
+  parsed.scalar_shape = static_cast<uint8_t>(rules::scalar_shape(parsed));
   return Expression(std::make_shared<const rules::Program>(std::move(parsed)));
 }
 
@@ -23,16 +23,19 @@ Value Expression::evaluate(const EvalContext& context) const {
 }
 
 std::optional<bool> Expression::holds(const EvalContext& context) const {
-  // A function of each element alone holds when it holds for every element of the window (never missing).
-  if (program_->element_function) {
-    auto values = context.window_values();
-    if (!values.empty()) {
-      for (double v : values) {
-        const double x = rules::evaluate_element(*program_, v);
-        if (x == 0.0 || std::isnan(x)) return false;
-      }
-      return true;
+  // Programs computed in doubles (rules/evaluator.h); an empty window goes the general way (its `value` is missing).
+  const auto shape = static_cast<rules::ScalarShape>(program_->scalar_shape);
+  auto values = context.window_values();
+  if (shape != rules::ScalarShape::none && !values.empty()) {
+    auto truthy = [](double x) { return x != 0.0 && !std::isnan(x); };
+    if (shape == rules::ScalarShape::window) {
+      return truthy(rules::evaluate_scalar(*program_, 0.0, values, context.window_steps()));
     }
+    // A function of each element holds when it holds for every element of the window (it is never missing).
+    for (double v : values) {
+      if (!truthy(rules::evaluate_scalar(*program_, v, {}, {}))) return false;
+    }
+    return true;
   }
   rules::Operand result = rules::evaluate_program(*program_, context);
   switch (result.kind()) {
