@@ -103,6 +103,13 @@ TEST(FormatIso8601, FormatsWithMilliseconds) {
   EXPECT_EQ(format_iso8601(rldk_test::NaN), "");
   EXPECT_EQ(format_iso8601(rldk_test::INF), "");
   EXPECT_EQ(format_iso8601(-rldk_test::INF), "");
+  // Beyond the years 0000-9999 there is no date to write (and 1e16 s in milliseconds overflows 64 bits): in a
+  // metrics line the number of seconds is kept instead.
+  EXPECT_EQ(format_iso8601(1.7555555567225600e16), "");
+  EXPECT_EQ(format_iso8601(-1e300), "");
+  EXPECT_EQ(format_iso8601(-62167219200.0), "0000-01-01T00:00:00.000Z");
+  EXPECT_EQ(rldk::io::json_time_value(1.7555555567225600e16), "17555555567225600");
+  EXPECT_EQ(rldk::io::json_time_value(0.0), "\"1970-01-01T00:00:00.000Z\"");
 }
 
 TEST(FormatIso8601, RoundTripsThroughParse) {

@@ -95,7 +95,11 @@ struct ActionDispatcher::State {
   void record(const Alert& alert, const std::string& action, bool ok, const std::string& message, Json details) {
     Json r = alert_json(alert);
     r["action"] = action;
-    if (std::isfinite(alert.time)) r["time"] = io::format_iso8601(alert.time);
+    if (std::isfinite(alert.time)) {
+      std::string iso = io::format_iso8601(alert.time);
+      if (iso.empty()) r["time"] = alert.time;  // beyond the years 0000-9999: the number, not a date
+      else r["time"] = iso;
+    }
     if (options.timestamps) r["ts"] = io::format_iso8601(now_seconds());
     r["status"] = ok ? "ok" : "error";
     r["message"] = message;

@@ -104,10 +104,11 @@ uint64_t distinct_steps(const Run& run) {
   // the sort.
   std::vector<int64_t> steps;
   std::vector<const std::vector<int64_t>*> taken;
-  for (const auto& [name, s] : run.series) {
-    if (std::any_of(taken.begin(), taken.end(), [&](const auto* t) { return *t == s.steps; })) continue;
-    steps.insert(steps.end(), s.steps.begin(), s.steps.end());
-    taken.push_back(&s.steps);
+  for (const auto& entry : run.series) {
+    const std::vector<int64_t>& own = entry.second.steps;
+    if (std::any_of(taken.begin(), taken.end(), [&](const auto* t) { return *t == own; })) continue;
+    steps.insert(steps.end(), own.begin(), own.end());
+    taken.push_back(&own);
   }
   std::sort(steps.begin(), steps.end());
   return static_cast<uint64_t>(std::unique(steps.begin(), steps.end()) - steps.begin());

@@ -69,7 +69,7 @@ std::string EventWriter::format_line(const Event& e) {
     line += ",\"tags\":";
     append_string_map(line, e.tags);
   }
-  if (std::isfinite(e.wall_time)) line += ",\"time\":\"" + io::format_iso8601(e.wall_time) + "\"";
+  if (std::isfinite(e.wall_time)) line += ",\"time\":" + io::json_time_value(e.wall_time);
   line += ",\"value\":";
   append_double(line, e.value);
   line += "}";

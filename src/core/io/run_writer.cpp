@@ -34,7 +34,7 @@ void LongJsonlSink::on_point(uint32_t run, uint32_t metric, const Point& p) {
   line_ += ",\"run_id\":";
   append_json_string(line_, run_ids_[run]);
   line_ += ",\"step\":" + std::to_string(p.step);
-  if (std::isfinite(p.wall_time)) line_ += ",\"time\":\"" + io::format_iso8601(p.wall_time) + "\"";
+  if (std::isfinite(p.wall_time)) line_ += ",\"time\":" + io::json_time_value(p.wall_time);
   line_ += ",\"value\":";
   append_double(line_, p.value);
   line_ += "}\n";

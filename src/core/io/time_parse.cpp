@@ -1,5 +1,6 @@
 #include "io/time_parse.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -98,7 +99,10 @@ bool parse_iso8601(std::string_view s, double& epoch_seconds) {
 double epoch_seconds_from_number(double value) { return std::fabs(value) > 1e11 ? value / 1000.0 : value; }
 
 std::string format_iso8601(double epoch_seconds) {
-  if (!std::isfinite(epoch_seconds)) return "";
+  // Years 0000-9999 only: beyond them ISO 8601 needs an expanded form, and the millisecond count below would
+  // overflow a 64-bit integer long before (a logged timestamp of 1e16 seconds is garbage, not a date).
+  constexpr double FIRST = -62167219200.0, LAST = 253402300799.999;  // 0000-01-01T00:00:00Z, 9999-12-31T23:59:59.999Z
+  if (!std::isfinite(epoch_seconds) || epoch_seconds < FIRST || epoch_seconds > LAST) return "";
   auto total_ms = static_cast<int64_t>(std::llround(epoch_seconds * 1000.0));
   int64_t ms = ((total_ms % 1000) + 1000) % 1000;
   int64_t secs = (total_ms - ms) / 1000;
@@ -120,6 +124,14 @@ std::string format_iso8601(double epoch_seconds) {
                 d, static_cast<long long>(rem / 3600), static_cast<long long>((rem % 3600) / 60),
                 static_cast<long long>(rem % 60), static_cast<long long>(ms));
   return buffer;
+}
+
+std::string json_time_value(double epoch_seconds) {
+  std::string iso = format_iso8601(epoch_seconds);
+  if (!iso.empty()) return "\"" + iso + "\"";
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), epoch_seconds);  // shortest exact form
+  return ec == std::errc() ? std::string(buffer, end) : std::string("null");
 }
 
 }  // namespace rldk::io

@@ -10,7 +10,10 @@ namespace rldk::io {
 bool parse_iso8601(std::string_view text, double& epoch_seconds);
 // Epoch numbers above 1e11 are taken as milliseconds: 1e11 seconds is the year 5138, 1e11 ms is 1973.
 double epoch_seconds_from_number(double value);
-// Formats epoch seconds as "YYYY-MM-DDTHH:MM:SS.mmmZ".
+// Formats epoch seconds as "YYYY-MM-DDTHH:MM:SS.mmmZ"; empty for a time outside the years 0000-9999 or not finite.
 std::string format_iso8601(double epoch_seconds);
+// A finite wall time as a JSON value for a metrics line: the ISO 8601 string in quotes, or, outside the years
+// 0000-9999 (a garbage timestamp), its number of seconds, kept rather than dropped.
+std::string json_time_value(double epoch_seconds);
 
 }  // namespace rldk::io

@@ -10,6 +10,7 @@
 
 #include "act/http.h"
 #include "io/lenient_json.h"
+#include "io/records.h"
 #include "rldk/event_writer.h"
 #include "rldk/json.h"
 
@@ -124,34 +125,46 @@ Status WandbServerPoller::request(int64_t min_step, int64_t max_step, Page& page
   if (status.value() != 200) {
     return Error{ErrorCode::io, "HTTP " + std::to_string(status.value()) + ": " + response.substr(0, 300), http.url};
   }
+  if (Status s = read_page(response, min_step, page, lines, values); !s.ok()) {
+    return Error{s.error().code, s.error().message, http.url};
+  }
+  return Ok{};
+}
+
+Status WandbServerPoller::read_page(std::string_view response, int64_t min_step, Page& page, std::string& lines,
+                                    uint64_t& values) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(response).get(doc) != simdjson::SUCCESS) {
-    return Error{ErrorCode::io, "the answer is not JSON", http.url};
+  if (parser.parse(response.data(), response.size()).get(doc) != simdjson::SUCCESS) {
+    return Error{ErrorCode::io, "the answer is not JSON", ""};
   }
   simdjson::dom::array errors;
   if (doc["errors"].get_array().get(errors) == simdjson::SUCCESS && errors.size() > 0) {
     std::string_view message;
     if ((*errors.begin())["message"].get_string().get(message) != simdjson::SUCCESS) message = "(no message)";
-    return Error{ErrorCode::io, "the W&B API says: " + std::string(message), http.url};
+    return Error{ErrorCode::io, "the W&B API says: " + std::string(message), ""};
   }
   simdjson::dom::element run;
   if (doc["data"]["project"]["run"].get(run) != simdjson::SUCCESS || run.is_null()) {
-    return Error{ErrorCode::not_found, "no run " + run_.entity + "/" + run_.project + "/" + run_.run, http.url};
+    return Error{ErrorCode::not_found, "no run " + run_.entity + "/" + run_.project + "/" + run_.run, ""};
   }
   std::string_view state;
   if (run["state"].get_string().get(state) == simdjson::SUCCESS) page.state = std::string(state);
-  // historyKeys is a JSON scalar: an object, or its text.
+  // historyKeys is a JSON scalar: an object, or its text. (A default dom::element points at no document: it is
+  // only read once something was found.)
   simdjson::dom::element keys;
   simdjson::dom::parser keys_parser;
   std::string_view keys_text;
+  bool have_keys = false;
   if (run["historyKeys"].get_string().get(keys_text) == simdjson::SUCCESS) {
-    if (keys_parser.parse(keys_text).get(keys) != simdjson::SUCCESS) keys = {};
-  } else if (run["historyKeys"].get(keys) != simdjson::SUCCESS) {
-    keys = {};
+    have_keys = keys_parser.parse(keys_text.data(), keys_text.size()).get(keys) == simdjson::SUCCESS;
+  } else {
+    have_keys = run["historyKeys"].get(keys) == simdjson::SUCCESS;
   }
   int64_t last = -1;
-  if (keys.is_object() && keys["lastStep"].get_int64().get(last) == simdjson::SUCCESS) page.last_step = last;
+  if (have_keys && keys.is_object() && keys["lastStep"].get_int64().get(last) == simdjson::SUCCESS) {
+    page.last_step = last;
+  }
   simdjson::dom::array rows;
   if (run["history"].get_array().get(rows) != simdjson::SUCCESS) return Ok{};  // no history yet
   FlatRecord record;
@@ -159,11 +172,11 @@ Status WandbServerPoller::request(int64_t min_step, int64_t max_step, Page& page
   for (simdjson::dom::element row : rows) {
     std::string_view text;
     if (row.get_string().get(text) != simdjson::SUCCESS) {
-      return Error{ErrorCode::io, "a history row is not a JSON string", http.url};
+      return Error{ErrorCode::io, "a history row is not a JSON string", ""};
     }
     ParseError error;
     if (!parse_flat_object(text, record, error)) {
-      return Error{ErrorCode::io, "a history row is not a JSON object: " + error.message, http.url};
+      return Error{ErrorCode::io, "a history row is not a JSON object: " + error.message, ""};
     }
     items.clear();
     for (const FlatField& f : record.fields) {
@@ -173,7 +186,8 @@ Status WandbServerPoller::request(int64_t min_step, int64_t max_step, Page& page
     }
     int64_t w_step = -1;
     for (const WandbItem& it : items) {
-      if (it.key == "_step" && std::isfinite(it.value)) w_step = static_cast<int64_t>(it.value);
+      int64_t s = 0;
+      if (it.key == "_step" && step_from_number(it.value, s)) w_step = s;
     }
     if (w_step < min_step) continue;  // a row before the page (a server that does not filter)
     ++page.rows;

@@ -38,13 +38,18 @@ class WandbServerPoller final : public ServerPoller {
   Result<ServerPass> poll(const act::Cancel& cancel) override;
   const WandbServerRun& run() const { return run_; }
 
- private:
+  // One answer of the server (the body of a 200 response) for the page starting at `min_step`: its rows become
+  // event lines appended to `lines`. Errors: io (not the API's answer), not_found (no such run). Public for the
+  // fuzzer: the answer is untrusted input.
   struct Page {
     std::string state;
-    int64_t last_step = -1;  // historyKeys.lastStep; -1 when the run has no history yet
+    int64_t last_step = -1;     // historyKeys.lastStep; -1 when the run has no history yet
     uint64_t rows = 0;
     int64_t highest_step = -1;  // the highest `_step` among the rows
   };
+  Status read_page(std::string_view response, int64_t min_step, Page& page, std::string& lines, uint64_t& values);
+
+ private:
   Status request(int64_t min_step, int64_t max_step, Page& page, std::string& lines, uint64_t& values,
                  const act::Cancel& cancel);
 
