@@ -57,12 +57,7 @@ std::string base64(std::string_view bytes) {
 // base64 of {"offset": N}. Not a documented contract, so every resumed page is checked (see the header).
 std::string page_token_at(uint64_t offset) { return base64("{\"offset\": " + std::to_string(offset) + "}"); }
 
-struct MetricValue {
-  std::string key;
-  double value = 0;
-  int64_t timestamp = 0;
-  int64_t step = 0;
-};
+using MetricValue = MlflowMetricValue;
 
 // One metric entry of a response. The value is a number, or "NaN" / "Infinity" / "-Infinity" (protobuf's JSON).
 // The SQL store keeps +-Infinity as +-DBL_MAX; that substitution is undone, as for the store read from disk.
@@ -128,6 +123,50 @@ std::string environment(const char* name) {
 
 }  // namespace
 
+Status parse_mlflow_run(std::string_view body, std::string& status, std::vector<MlflowMetricValue>& latest) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc, info;
+  if (parser.parse(body.data(), body.size()).get(doc) != simdjson::SUCCESS ||
+      doc["run"]["info"].get(info) != simdjson::SUCCESS) {
+    return Error{ErrorCode::io, "the answer to runs/get is not an MLflow run", ""};
+  }
+  std::string_view text;
+  status = info["status"].get_string().get(text) == simdjson::SUCCESS ? std::string(text) : "";
+  latest.clear();
+  simdjson::dom::array metrics;
+  if (doc["run"]["data"]["metrics"].get_array().get(metrics) == simdjson::SUCCESS) {
+    for (simdjson::dom::element e : metrics) {
+      MetricValue m;
+      if (parse_metric(e, m)) latest.push_back(std::move(m));
+    }
+  }
+  return Ok{};
+}
+
+Status parse_mlflow_history_page(std::string_view body, std::vector<MlflowMetricValue>& values,
+                                 std::string& next_token) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(body.data(), body.size()).get(doc) != simdjson::SUCCESS) {
+    return Error{ErrorCode::io, "not JSON", ""};
+  }
+  values.clear();
+  next_token.clear();
+  // An empty page has no list at all (protobuf's JSON leaves empty fields out), and a default-constructed
+  // dom::array must not be iterated (it points at no document).
+  simdjson::dom::array page;
+  if (doc["metrics"].get_array().get(page) == simdjson::SUCCESS) {
+    for (simdjson::dom::element e : page) {
+      MetricValue m;
+      if (!parse_metric(e, m)) return Error{ErrorCode::io, "a value is not an MLflow metric", ""};
+      values.push_back(std::move(m));
+    }
+  }
+  std::string_view next;
+  if (doc["next_page_token"].get_string().get(next) == simdjson::SUCCESS) next_token = std::string(next);
+  return Ok{};
+}
+
 MlflowServerRun mlflow_server_run_from_environment(const std::string& tracking_uri, const std::string& run_id) {
   MlflowServerRun run;
   run.tracking_uri = tracking_uri;
@@ -161,7 +200,6 @@ Status MlflowServerPoller::read_history(const std::string& key, MetricState& sta
   std::string token = state.delivered_in_order > 1 ? page_token_at(state.delivered_in_order - 1) : "";
   bool first_value = true;
   std::string body;
-  simdjson::dom::parser parser;
   for (;;) {
     std::string query = "/api/2.0/mlflow/metrics/get-history?run_id=" + url_encode(run_.run_id) +
                         "&metric_key=" + url_encode(key) + "&max_results=" + std::to_string(HISTORY_PAGE);
@@ -172,42 +210,31 @@ Status MlflowServerPoller::read_history(const std::string& key, MetricState& sta
       state.delivered_in_order = 0;
       return read_history(key, state, cancel);
     }
-    simdjson::dom::element doc;
-    if (parser.parse(body).get(doc) != simdjson::SUCCESS) {
-      return Error{ErrorCode::io, "the metric history of " + key + " is not JSON", run_.tracking_uri};
+    std::vector<MetricValue> page;
+    std::string next;
+    if (Status s = parse_mlflow_history_page(body, page, next); !s.ok()) {
+      return Error{ErrorCode::io, "the metric history of " + key + ": " + s.error().message, run_.tracking_uri};
     }
-    simdjson::dom::array values;
-    // An empty page has no list at all (protobuf's JSON leaves empty fields out), and a default-constructed
-    // dom::array must not be iterated (it points at no document).
-    bool has_values = doc["metrics"].get_array().get(values) == simdjson::SUCCESS;
-    if (has_values) {
-      for (simdjson::dom::element e : values) {
-        MetricValue m;
-        if (!parse_metric(e, m)) {
-          return Error{ErrorCode::io, "a value in the metric history of " + key + " is not an MLflow metric",
-                       run_.tracking_uri};
-        }
-        std::string id = identity(m);
-        if (resumed && first_value && id != state.last) {
-          // The history moved under the resumed page: read it whole, deliver only what was not delivered.
-          state.delivered_in_order = 0;
-          return read_history(key, state, cancel);
-        }
-        first_value = false;
-        ++state.delivered_in_order;
-        state.last = id;
-        if (!state.seen.insert(std::move(id)).second) continue;
-        Event& event = events_.emplace_back();
-        event.step = m.step;
-        event.name = key;
-        event.value = m.value;
-        event.wall_time = static_cast<double>(m.timestamp) / 1000.0;
-        event.run_id = run_.run_id;
+    for (const MetricValue& m : page) {
+      std::string id = identity(m);
+      if (resumed && first_value && id != state.last) {
+        // The history moved under the resumed page: read it whole, deliver only what was not delivered.
+        state.delivered_in_order = 0;
+        return read_history(key, state, cancel);
       }
+      first_value = false;
+      ++state.delivered_in_order;
+      state.last = id;
+      if (!state.seen.insert(std::move(id)).second) continue;
+      Event& event = events_.emplace_back();
+      event.step = m.step;
+      event.name = key;
+      event.value = m.value;
+      event.wall_time = static_cast<double>(m.timestamp) / 1000.0;
+      event.run_id = run_.run_id;
     }
-    std::string_view next;
-    if (doc["next_page_token"].get_string().get(next) != simdjson::SUCCESS || next.empty()) break;
-    token = std::string(next);
+    if (next.empty()) break;
+    token = std::move(next);
   }
   if (resumed && first_value) {
     // Not even the last value delivered came back: the history shrank (deleted, or another paging), start over.
@@ -223,20 +250,10 @@ Result<ServerPass> MlflowServerPoller::poll(const act::Cancel& cancel) {
   if (Status s = get("/api/2.0/mlflow/runs/get?run_id=" + url_encode(run_.run_id), body, cancel); !s.ok()) {
     return s.error();
   }
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc, info, data;
-  if (parser.parse(body).get(doc) != simdjson::SUCCESS || doc["run"]["info"].get(info) != simdjson::SUCCESS) {
-    return Error{ErrorCode::io, "the answer to runs/get is not an MLflow run", run_.tracking_uri};
-  }
-  std::string_view status;
-  if (info["status"].get_string().get(status) != simdjson::SUCCESS) status = "";
+  std::string status;
   std::vector<MetricValue> latest;
-  simdjson::dom::array metrics;
-  if (doc["run"]["data"]["metrics"].get_array().get(metrics) == simdjson::SUCCESS) {
-    for (simdjson::dom::element e : metrics) {
-      MetricValue m;
-      if (parse_metric(e, m)) latest.push_back(std::move(m));
-    }
+  if (Status s = parse_mlflow_run(body, status, latest); !s.ok()) {
+    return Error{ErrorCode::io, s.error().message, run_.tracking_uri};
   }
   // The status is read before the histories: a run that ends during this pass is reported ended by the next one,
   // after its last values were read.

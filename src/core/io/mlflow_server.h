@@ -33,6 +33,20 @@ struct MlflowServerRun {
   double request_timeout_seconds = 30.0;
 };
 
+struct MlflowMetricValue {
+  std::string key;
+  double value = 0;
+  int64_t timestamp = 0;  // milliseconds since the Unix epoch
+  int64_t step = 0;
+};
+
+// The server's answers, read apart from the requests (public for the fuzzer: they are untrusted input). Errors: io.
+// runs/get: the run's status and the latest value of each metric.
+Status parse_mlflow_run(std::string_view body, std::string& status, std::vector<MlflowMetricValue>& latest);
+// One page of metrics/get-history: its values in the server's order and the next page's token (empty at the end).
+Status parse_mlflow_history_page(std::string_view body, std::vector<MlflowMetricValue>& values,
+                                 std::string& next_token);
+
 // The run named by `run_id` on the server MLFLOW_TRACKING_URI names, with the environment's credentials.
 MlflowServerRun mlflow_server_run_from_environment(const std::string& tracking_uri, const std::string& run_id);
 
