@@ -116,9 +116,15 @@ struct ScanOptions {
   std::vector<std::string> only;  // detector ids (or fault types, or areas) to run; empty: all
   std::vector<std::string> skip;  // detector ids (or fault types, or areas) not to run
   const DetectorCatalog* catalog = nullptr;  // nullptr: the built-in catalog
+  // Distinct steps read before the scan plans its detectors (the metrics each one watches, the logging interval
+  // that scales its point counts) and starts feeding them step by step, keeping no more of the run. A run of at
+  // most this many steps is planned on all of its data; a longer one on its first plan_steps steps, and a
+  // detector whose metric first appears later starts at that metric's first point.
+  size_t plan_steps = 2048;
 };
 
-// Runs every selected detector over the run's series, streaming, and scores health per area.
+// Runs every selected detector over the run's series and scores health per area. The points are replayed in step
+// order (segment by segment) through the same streaming scanner that scan_source feeds while it reads.
 RunScan scan_run(const Run& run, const ScanOptions& options = {});
 
 // One run's scan, with what its file's reader had to say (bad lines, skipped files).
@@ -127,8 +133,10 @@ struct SourceScan {
   Diagnostics diagnostics;
 };
 
-// Scans every run of `path` (a file, a folder of runs, "-" for stdin). A folder's files are read and scanned on
-// `threads` threads (0: one per core), one file per task, each run dropped once scanned; the scans come in file
+// Scans every run of `path` (a file, a folder of runs, "-" for stdin). Detectors are fed while the file is read,
+// so memory does not grow with the log; a file whose points are not in step order (a CSV sorted by metric) is
+// read a second time into a whole run and replayed in step order, and stdin is always read whole. A folder's
+// files are read and scanned on `threads` threads (0: one per core), one file per task; the scans come in file
 // order, as one thread gives them. `progress(done, total)` is called as files finish.
 Result<std::vector<SourceScan>> scan_source(const std::string& path, const ScanOptions& options = {},
                                             unsigned threads = 0,

@@ -27,6 +27,7 @@ int run_scan_command(const ScanCommandOptions& opts, const char* name) {
   ScanOptions scan_options;
   scan_options.only = opts.only;
   scan_options.skip = opts.skip;
+  scan_options.plan_steps = opts.plan_steps;
   std::vector<RunScan> scans;
   int code = EXIT_OK;
   // A folder of many runs shows how far it got, on a terminal only (the line is redrawn in place).
@@ -80,6 +81,10 @@ CLI::App* add_scan_options(CLI::App* cmd, const std::shared_ptr<ScanCommandOptio
                   "same for any number");
   cmd->add_option("--skip", opts->skip, "Do not run these detectors (ids, fault types or areas; comma-separated)")
       ->delimiter(',');
+  cmd->add_option("--plan-steps", opts->plan_steps,
+                  "Steps read before the detectors are planned (their metrics, the logging interval); after that the "
+                  "scan keeps no more of the run. Runs this short are planned on all their data (default 2048)")
+      ->check(CLI::PositiveNumber);
   return cmd;
 }
 

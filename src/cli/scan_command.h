@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "rldk/scan.h"
+
 namespace rldk::cli {
 
 struct ScanCommandOptions {
@@ -16,6 +18,7 @@ struct ScanCommandOptions {
   std::string fail_on = "critical";
   std::vector<std::string> only, skip;
   unsigned threads = 0;  // files of a folder read and scanned at once; 0: one per core
+  size_t plan_steps = ScanOptions{}.plan_steps;
 };
 
 // Registers the scan options on `cmd`.

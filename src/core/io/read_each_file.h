@@ -41,43 +41,25 @@ inline unsigned available_cores() {
 // Called as files finish: how many are done, of how many.
 using FileProgress = std::function<void(size_t done, size_t total)>;
 
-// Reads every file of `path` with a Builder and turns each item it builds into `transform(item)` on the reading
-// thread, so a run can be analysed and dropped while other files are read. `threads`: 0 for one per core.
-template <class Item, class Builder, class Transform>
-auto map_each_file(const std::string& path, const ReadOptions& options, unsigned threads, Transform transform,
-                   const FileProgress& progress = {})
-    -> Result<std::vector<std::invoke_result_t<Transform, Item&&>>> {
-  using Out = std::invoke_result_t<Transform, Item&&>;
+// Calls `read_file(file)` -> Result<std::vector<Out>> for every file of `path` (a file, a folder, "-"), on `threads`
+// threads (0: one per core), one file per task; the items come out in file order. In a folder, a file that cannot be
+// read is skipped and said so on the first item (Out has `diagnostics`); a single file's error is the result.
+template <class Out, class ReadFile>
+Result<std::vector<Out>> map_each_path(const std::string& path, unsigned threads, ReadFile read_file,
+                                       const FileProgress& progress = {}) {
   auto files = list_source_files(path);
   if (!files.ok()) return files.error();
   const std::vector<std::string>& names = files.value();
   bool directory = names.size() != 1 || names.front() != path;
 
-  struct FileResult {
-    std::vector<Out> items;
-    std::optional<Error> error;
-  };
-  std::vector<FileResult> results(names.size());
-  auto read_file = [&](size_t i) {
-    Builder builder = make_builder<Builder>(options);
-    Diagnostics diagnostics;
-    Status read = read_source(names[i], options, builder, diagnostics);
-    if (!read.ok()) {
-      results[i].error = read.error();
-      return;
-    }
-    for (Item& item : builder.take()) {
-      item.diagnostics = diagnostics;
-      results[i].items.push_back(transform(std::move(item)));
-    }
-  };
+  std::vector<std::optional<Result<std::vector<Out>>>> results(names.size());
   if (threads == 0) threads = available_cores();
   threads = static_cast<unsigned>(std::min<size_t>(threads, names.size()));
   std::atomic<size_t> next{0}, done{0};
   std::mutex progress_mutex;
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < names.size();) {
-      read_file(i);
+      results[i].emplace(read_file(names[i]));
       size_t finished = done.fetch_add(1) + 1;
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
@@ -95,12 +77,13 @@ auto map_each_file(const std::string& path, const ReadOptions& options, unsigned
   std::vector<Out> out;
   Diagnostics skipped;
   for (size_t i = 0; i < names.size(); ++i) {
-    if (results[i].error) {
-      if (!directory) return *results[i].error;
-      skipped.add(Diagnostic{"skipped_file", names[i], 0, "skipped: " + results[i].error->message});
+    Result<std::vector<Out>>& result = *results[i];
+    if (!result.ok()) {
+      if (!directory) return result.error();
+      skipped.add(Diagnostic{"skipped_file", names[i], 0, "skipped: " + result.error().message});
       continue;
     }
-    for (Out& item : results[i].items) out.push_back(std::move(item));
+    for (Out& item : result.value()) out.push_back(std::move(item));
   }
   if (out.empty()) {
     return Error{ErrorCode::unrecognized,
@@ -109,6 +92,28 @@ auto map_each_file(const std::string& path, const ReadOptions& options, unsigned
   }
   out.front().diagnostics.merge(skipped);
   return out;
+}
+
+// Reads every file of `path` with a Builder and turns each item it builds into `transform(item)` on the reading
+// thread, so a run can be analysed and dropped while other files are read. `threads`: 0 for one per core.
+template <class Item, class Builder, class Transform>
+auto map_each_file(const std::string& path, const ReadOptions& options, unsigned threads, Transform transform,
+                   const FileProgress& progress = {})
+    -> Result<std::vector<std::invoke_result_t<Transform, Item&&>>> {
+  using Out = std::invoke_result_t<Transform, Item&&>;
+  auto read_file = [&](const std::string& file) -> Result<std::vector<Out>> {
+    Builder builder = make_builder<Builder>(options);
+    Diagnostics diagnostics;
+    Status read = read_source(file, options, builder, diagnostics);
+    if (!read.ok()) return read.error();
+    std::vector<Out> items;
+    for (Item& item : builder.take()) {
+      item.diagnostics = diagnostics;
+      items.push_back(transform(std::move(item)));
+    }
+    return items;
+  };
+  return map_each_path<Out>(path, threads, read_file, progress);
 }
 
 // Every item of every file, read on one thread.

@@ -1,0 +1,472 @@
+#include "detect/run_scanner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "rldk/metric_dictionary.h"
+#include "stats/robust.h"
+
+namespace rldk::detect {
+namespace {
+
+constexpr double NOT_A_NUMBER = std::numeric_limits<double>::quiet_NaN();
+// |loss| below this in most logged steps is "near 0" for a GRPO run (typical KL-term sizes are 1e-4..1e-2).
+constexpr double GRPO_NEAR_ZERO_LOSS = 0.05;
+
+bool selected(const DetectorSpec& d, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return n == d.id || n == d.fault || n == d.area; });
+}
+
+// A change judged against the run's own history (a KL "drift" from 1e-13 to 1e-5, a level shift from 0.01 to
+// 0.05 nats) is worth knowing but is no warning while the metric stays inside its healthy range: the domain
+// knowledge in data/metrics.yaml gates the severity of relative detectors. Bound detectors judge the range
+// themselves and are left alone.
+void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
+  if (spec.kind == "bound" || f.severity == Severity::info) return;
+  const MetricInfo* info = MetricDictionary::builtin().find(f.metric);
+  if (info == nullptr) return;
+  std::string direction = spec.option("direction", "both");
+  auto level = f.evidence.find("level");
+  double reached = level != f.evidence.end() && std::isfinite(level->second) ? level->second : f.peak_value;
+  reached = direction == "up" ? std::max(reached, f.peak_value) : direction == "down" ? std::min(reached, f.peak_value)
+                                                                                        : reached;
+  const HealthyRange& range = info->healthy;
+  bool inside = false;
+  double limit = NOT_A_NUMBER;
+  if (direction == "up" && range.above.set() && reached <= range.above.warning) inside = true, limit = range.above.warning;
+  if (direction == "down" && range.below.set() && reached >= range.below.warning) inside = true, limit = range.below.warning;
+  if (!inside) return;
+  f.severity = Severity::info;
+  f.evidence["healthy_limit"] = limit;
+  char note[160];
+  std::snprintf(note, sizeof note, " It stayed inside the healthy range of %s (%s %.3g), so this is a note, not a warning.",
+                f.metric.c_str(), direction == "up" ? "below" : "above", limit);
+  f.explanation += note;
+}
+
+// The step at which a detector had seen enough to raise the finding (what a live monitor would have reported).
+// Kinds that judge an episode only when it ends (steady trends) raise it at its end.
+double alarm_step(const Finding& f) {
+  for (const char* key : {"alarm_step", "first_alarm_step"}) {
+    auto it = f.evidence.find(key);
+    if (it != f.evidence.end() && std::isfinite(it->second)) return it->second;
+  }
+  return static_cast<double>(f.end_step);
+}
+
+// Several detectors may see one failure from different sides (a bound crossed at the first steps, a level shift
+// against a learned baseline, a steady trend over the run). A person needs one finding per failure: findings of
+// the same fault whose step ranges overlap are one episode, reported by the detector that raised it first (its
+// onset comes from the data it had, dated locally), at the highest severity any of them gave, with the others
+// named in its evidence.
+void merge_same_fault(std::vector<Finding>& findings) {
+  std::vector<Finding> kept;
+  for (auto& f : findings) {
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const Finding& k) {
+      return k.fault == f.fault && f.onset_step <= k.end_step && k.onset_step <= f.end_step;
+    });
+    if (same == kept.end()) {
+      kept.push_back(std::move(f));
+      continue;
+    }
+    Finding* first = &*same;
+    Finding* other = &f;
+    if (alarm_step(f) < alarm_step(*same)) std::swap(*same, f);  // the earlier alarm keeps the finding
+    first->severity = std::max(first->severity, other->severity);
+    first->evidence["also_" + other->detector + "_onset"] = static_cast<double>(other->onset_step);
+  }
+  // Swaps may have moved a later onset into an earlier slot: keep the findings ordered by onset.
+  std::stable_sort(kept.begin(), kept.end(), [](const Finding& a, const Finding& b) {
+    if (a.onset_step != b.onset_step) return a.onset_step < b.onset_step;
+    return a.detector < b.detector;
+  });
+  findings = std::move(kept);
+}
+
+}  // namespace
+
+struct RunScanner::Metric {
+  std::string name;
+  uint64_t points = 0;
+  uint64_t non_finite = 0;
+  double previous = NOT_A_NUMBER;  // the value before the current point, in arrival order
+  // The first non-finite value, the finite value before it, and the stretch of non-finite values that follows.
+  bool went_non_finite = false;
+  bool stretch_open = false;
+  int64_t first_non_finite_step = 0, stretch_end_step = 0;
+  double first_non_finite_value = 0, last_finite_value = NOT_A_NUMBER;
+  uint64_t stretch_points = 0;
+  std::unique_ptr<stats::MedianSketch> magnitudes;  // |value|, kept for the loss metrics only
+};
+
+struct RunScanner::Active {
+  size_t catalog_index = 0;
+  DetectorSpec spec;  // the catalog's, scaled to the logging interval; the detector refers to it
+  std::unique_ptr<Detector> detector;
+  std::vector<uint32_t> inputs;
+  std::vector<double> x;
+  bool started = false;
+  int64_t previous_step = 0;
+};
+
+RunScanner::RunScanner(const ScanOptions& options, std::string run_id, std::string source)
+    : options_(options),
+      catalog_(options.catalog ? *options.catalog : builtin_detector_catalog()),
+      run_id_(std::move(run_id)),
+      source_(std::move(source)) {}
+
+RunScanner::~RunScanner() = default;
+
+uint32_t RunScanner::add_metric(const std::string& canonical_name) {
+  auto id = static_cast<uint32_t>(metrics_.size());
+  Metric& m = metrics_.emplace_back();
+  m.name = canonical_name;
+  if (canonical_name == "train/loss" || canonical_name == "policy/loss") {
+    m.magnitudes = std::make_unique<stats::MedianSketch>();
+  }
+  if (planned_) {
+    latest_.push_back(NOT_A_NUMBER);
+    led_by_.emplace_back();
+  }
+  return id;
+}
+
+const RunScanner::Metric* RunScanner::find(const std::string& name) const {
+  for (const Metric& m : metrics_) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+void RunScanner::restart() {
+  segment_open_ = false;
+  if (!planned_) {
+    held_.push_back({RESTART, 0, 0});
+  } else if (ordered_) {
+    feed_restart();
+  }
+}
+
+void RunScanner::point(uint32_t metric, int64_t step, double value) {
+  if (!segment_open_ || step > segment_max_) {
+    segment_open_ = true;
+    segment_max_ = step;
+    ++steps_seen_;
+    if (!planned_ && ordered_ && steps_seen_ > options_.plan_steps) plan();
+  } else if (step < segment_max_) {
+    ordered_ = false;
+    if (planned_) return;  // the caller will scan the whole run instead
+  }
+  if (planned_ && !ordered_) return;
+
+  first_step_ = any_point_ ? std::min(first_step_, step) : step;
+  last_step_ = any_point_ ? std::max(last_step_, step) : step;
+  any_point_ = true;
+  steps_.insert(step);
+  Metric& m = metrics_[metric];
+  ++m.points;
+  bool finite = std::isfinite(value);
+  if (!finite) {
+    ++m.non_finite;
+    if (!m.went_non_finite) {
+      m.went_non_finite = m.stretch_open = true;
+      m.first_non_finite_step = step;
+      m.first_non_finite_value = value;
+      m.last_finite_value = m.points > 1 ? m.previous : NOT_A_NUMBER;
+    }
+    if (m.stretch_open) {
+      m.stretch_end_step = step;
+      ++m.stretch_points;
+    }
+  } else {
+    m.stretch_open = false;
+  }
+  m.previous = value;
+  if (m.magnitudes) m.magnitudes->add(std::fabs(value));
+
+  if (!planned_) {
+    held_.push_back({metric, step, value});
+    return;
+  }
+  if (m.points == 1 && !waiting_.empty()) resolve_waiting();
+  feed(metric, step, value);
+}
+
+bool RunScanner::resolve(const DetectorSpec& spec, std::vector<uint32_t>& inputs, std::string& missing) const {
+  inputs.clear();
+  for (const auto& [role, candidates] : spec.inputs) {
+    bool found = false;
+    for (const auto& c : candidates) {
+      for (uint32_t id = 0; id < metrics_.size() && !found; ++id) {
+        if (metrics_[id].points > 0 && metrics_[id].name == c) {
+          inputs.push_back(id);
+          found = true;
+        }
+      }
+      if (found) break;
+    }
+    if (!found) {
+      missing = candidates.size() == 1 ? candidates.front() : candidates.front() + " (or an alternative)";
+      return false;
+    }
+  }
+  return true;
+}
+
+void RunScanner::activate(size_t catalog_index, const std::vector<uint32_t>& inputs) {
+  auto active = std::make_unique<Active>();
+  active->catalog_index = catalog_index;
+  // Point counts in the catalog are optimizer steps; the detector judges the points this run logged.
+  active->spec = for_logging_interval(catalog_.detectors[catalog_index], interval_);
+  active->detector = make_detector(active->spec);
+  if (!active->detector) return;
+  for (uint32_t id : inputs) active->detector->metric_names.push_back(metrics_[id].name);
+  active->inputs = inputs;
+  active->x.assign(inputs.size(), NOT_A_NUMBER);
+  led_by_[inputs.front()].push_back(static_cast<uint32_t>(active_.size()));
+  active_.push_back(std::move(active));
+}
+
+// A metric logged for the first time after planning may complete a detector's inputs: it starts now.
+void RunScanner::resolve_waiting() {
+  std::vector<uint32_t> inputs;
+  std::string missing;
+  for (size_t i = 0; i < waiting_.size();) {
+    if (resolve(catalog_.detectors[waiting_[i]], inputs, missing)) {
+      activate(waiting_[i], inputs);
+      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void RunScanner::plan() {
+  planned_ = true;
+  // The logging interval: the median gap between the steps of the densest metric (the first by name of equals).
+  const Metric* densest = nullptr;
+  uint32_t densest_id = 0;
+  for (uint32_t id = 0; id < metrics_.size(); ++id) {
+    const Metric& m = metrics_[id];
+    if (densest == nullptr || m.points > densest->points || (m.points == densest->points && m.name < densest->name)) {
+      densest = &m;
+      densest_id = id;
+    }
+  }
+  interval_ = 1;
+  if (densest != nullptr && densest->points >= 2) {
+    std::vector<double> gaps;
+    bool has_previous = false;
+    int64_t previous = 0;
+    for (const Held& h : held_) {
+      if (h.metric != densest_id) continue;
+      if (has_previous && h.step > previous) gaps.push_back(static_cast<double>(h.step - previous));
+      previous = h.step;
+      has_previous = true;
+    }
+    if (!gaps.empty()) interval_ = std::max(1.0, stats::median_in_place(gaps));
+  }
+
+  latest_.assign(metrics_.size(), NOT_A_NUMBER);
+  led_by_.assign(metrics_.size(), {});
+  std::vector<uint32_t> inputs;
+  std::string missing;
+  for (size_t i = 0; i < catalog_.detectors.size(); ++i) {
+    const DetectorSpec& spec = catalog_.detectors[i];
+    if (!options_.only.empty() && !selected(spec, options_.only)) continue;
+    if (selected(spec, options_.skip)) continue;
+    if (spec.kind == "non_finite") {
+      non_finite_specs_.push_back(i);
+    } else if (resolve(spec, inputs, missing)) {
+      activate(i, inputs);
+    } else {
+      waiting_.push_back(i);
+    }
+  }
+  for (const Held& h : held_) {
+    if (h.metric == RESTART) {
+      feed_restart();
+    } else {
+      feed(h.metric, h.step, h.value);
+    }
+  }
+  held_.clear();
+  held_.shrink_to_fit();
+}
+
+void RunScanner::feed(uint32_t metric, int64_t step, double value) {
+  if (!pending_open_ || step > pending_step_) {
+    flush();
+    pending_open_ = true;
+    pending_step_ = step;
+  }
+  pending_.emplace_back(metric, value);
+}
+
+void RunScanner::feed_restart() {
+  flush();
+  pending_open_ = false;
+  std::fill(latest_.begin(), latest_.end(), NOT_A_NUMBER);
+}
+
+// The pending step is complete: every metric's latest value is known at it, and each detector led by a metric
+// logged at this step judges that point.
+void RunScanner::flush() {
+  if (pending_.empty()) return;
+  for (const auto& [metric, value] : pending_) latest_[metric] = value;
+  int64_t step = pending_step_;
+  for (const auto& [metric, value] : pending_) {
+    for (uint32_t index : led_by_[metric]) {
+      Active& a = *active_[index];
+      if (a.started && step < a.previous_step) a.detector->reset();
+      a.started = true;
+      a.previous_step = step;
+      a.x[0] = value;
+      for (size_t r = 1; r < a.inputs.size(); ++r) a.x[r] = latest_[a.inputs[r]];
+      a.detector->observe(step, a.x.data());
+    }
+  }
+  pending_.clear();
+}
+
+// The first non-finite value in the run: the metric that went first, the stretch of non-finite values that
+// follows in it, and how many metrics went non-finite in all.
+void RunScanner::report_non_finite(const DetectorSpec& spec, std::vector<Finding>& out) const {
+  std::vector<const Metric*> by_name;
+  for (const Metric& m : metrics_) by_name.push_back(&m);
+  std::sort(by_name.begin(), by_name.end(), [](const Metric* a, const Metric* b) { return a->name < b->name; });
+  const Metric* first = nullptr;
+  size_t metrics_affected = 0;
+  uint64_t points = 0;
+  for (const Metric* m : by_name) {
+    if (!m->went_non_finite) continue;
+    ++metrics_affected;
+    points += m->non_finite;
+    if (first == nullptr || m->first_non_finite_step < first->first_non_finite_step) first = m;
+  }
+  if (first == nullptr) return;
+  Finding f;
+  f.detector = spec.id;
+  f.fault = spec.fault;
+  f.area = spec.area;
+  f.severity = spec.severity;
+  f.metric = first->name;
+  f.onset_step = first->first_non_finite_step;
+  f.end_step = first->stretch_end_step;
+  f.peak_step = f.onset_step;
+  f.peak_value = first->first_non_finite_value;
+  f.evidence = {{"metrics_affected", static_cast<double>(metrics_affected)},
+                {"non_finite_points", static_cast<double>(points)},
+                {"consecutive_points", static_cast<double>(first->stretch_points)},
+                {"last_finite_value", first->last_finite_value}};
+  std::map<std::string, double> values = f.evidence;
+  values["onset_step"] = static_cast<double>(f.onset_step);
+  values["end_step"] = static_cast<double>(f.end_step);
+  f.explanation = fill_template(spec.explanation, values, {{"metric", f.metric}});
+  f.fixes = spec.fixes;
+  out.push_back(std::move(f));
+}
+
+// A GRPO run's loss sits near 0 by construction: advantages are normalised within each group (mean 0), and with
+// one update per batch the importance ratio is 1, so the policy-gradient term averages to about 0 whatever the
+// run learns (only the KL term, beta x KL, remains). People read "loss ~ 0" as "nothing is learned"; it is not.
+void RunScanner::explain_grpo_loss(RunScan& scan) const {
+  // GRPO-like: group statistics logged, or a reward spread with a policy but no critic (PPO logs value metrics).
+  bool groups = find("reward/frac_zero_std") != nullptr || find("reward/group_std") != nullptr;
+  bool criticless = find("reward/std") != nullptr && find("value/loss") == nullptr &&
+                    (find("policy/kl") != nullptr || find("policy/entropy") != nullptr);
+  if (!groups && !criticless) return;
+  const Metric* loss = find("train/loss");
+  if (loss == nullptr) loss = find("policy/loss");
+  if (loss == nullptr || loss->points < 3 || loss->magnitudes->count() < 3) return;
+  double median = loss->magnitudes->median();
+  if (median > GRPO_NEAR_ZERO_LOSS) return;
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "%s stays near 0 (median absolute value %.3g). That is expected in GRPO: advantages are normalised within "
+                "each group and, with one update per batch, the policy-gradient term averages to about 0 whatever "
+                "the run learns. Judge learning by reward, KL and entropy, not by this loss.",
+                loss->name.c_str(), median);
+  scan.notes.emplace_back(text);
+}
+
+RunScan RunScanner::finish() {
+  if (!planned_ && !ordered_) {
+    // Points out of step order within a segment (a file sorted by metric): the whole run is held, so replay it
+    // in step order, as a materialised run is scanned.
+    Run run;
+    run.run_id = run_id_;
+    run.source.path = source_;
+    std::vector<Series*> by_id;
+    for (const Metric& m : metrics_) {
+      Series& s = run.series[m.name];
+      s.name = m.name;
+      by_id.push_back(&s);
+    }
+    uint32_t segment = 0;
+    for (const Held& h : held_) {
+      if (h.metric == RESTART) {
+        ++segment;
+        continue;
+      }
+      by_id[h.metric]->steps.push_back(h.step);
+      by_id[h.metric]->values.push_back(h.value);
+      by_id[h.metric]->segments.push_back(segment);
+    }
+    held_.clear();
+    return scan_run(run, options_);
+  }
+  if (!planned_) plan();
+  flush();
+
+  RunScan scan;
+  scan.run_id = run_id_;
+  scan.source = source_;
+  scan.first_step = first_step_;
+  scan.last_step = last_step_;
+  scan.step_count = steps_.size();
+  std::set<std::string> areas_checked;
+  std::vector<std::pair<size_t, SkippedDetector>> skipped;
+  for (const auto& active : active_) {
+    active->detector->finish();
+    areas_checked.insert(active->spec.area);
+    for (auto& f : active->detector->findings()) {
+      apply_healthy_range(active->spec, f);
+      scan.findings.push_back(std::move(f));
+    }
+  }
+  for (size_t i : non_finite_specs_) {
+    const DetectorSpec& spec = catalog_.detectors[i];
+    if (metrics_.empty()) {
+      skipped.push_back({i, {spec.id, "the run has no metrics"}});
+      continue;
+    }
+    areas_checked.insert(spec.area);
+    report_non_finite(spec, scan.findings);
+  }
+  std::vector<uint32_t> inputs;
+  for (size_t i : waiting_) {
+    std::string missing;
+    resolve(catalog_.detectors[i], inputs, missing);
+    skipped.push_back({i, {catalog_.detectors[i].id, "missing metric " + missing}});
+  }
+  std::sort(skipped.begin(), skipped.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [i, s] : skipped) scan.skipped.push_back(std::move(s));
+
+  std::stable_sort(scan.findings.begin(), scan.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.onset_step != b.onset_step) return a.onset_step < b.onset_step;
+    return a.detector < b.detector;
+  });
+  merge_same_fault(scan.findings);
+  explain_grpo_loss(scan);
+  scan.health = health_scores(scan.findings, {areas_checked.begin(), areas_checked.end()}, scan.first_step,
+                              scan.last_step);
+  return scan;
+}
+
+}  // namespace rldk::detect

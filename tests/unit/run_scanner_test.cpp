@@ -1,0 +1,188 @@
+// The streaming scan: the scanner fed while a file is read gives the report a whole-run replay gives, whatever
+// the planning length, on every real-log fixture and on generated runs with failures, restarts and points out of
+// step order; its bounded summaries (distinct steps, the loss median) against exact ones.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "detect/step_set.h"
+#include "rldk/reader.h"
+#include "rldk/scan.h"
+#include "stats/median_sketch.h"
+#include "stats/robust.h"
+#include "test_support.h"
+
+namespace rldk {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string report_of(const std::vector<RunScan>& scans) {
+  std::string text;
+  for (const auto& s : scans) {
+    Json j = run_scan_json(s);
+    j["source"] = "";  // the same run read from two files
+    j["run_id"] = "";
+    text += j.dump() + "\n";
+  }
+  return text;
+}
+
+std::string streamed(const std::string& path, size_t plan_steps) {
+  ScanOptions options;
+  options.plan_steps = plan_steps;
+  auto scans = scan_source(path, options, 1);
+  EXPECT_TRUE(scans.ok()) << path;
+  if (!scans.ok()) return "";
+  std::vector<RunScan> runs;
+  for (auto& s : scans.value()) runs.push_back(std::move(s.scan));
+  return report_of(runs);
+}
+
+std::string replayed(const std::string& path, bool point_details) {
+  ReadOptions read = scan_read_options();
+  read.point_details = point_details;
+  auto runs = read_runs(path, read);
+  EXPECT_TRUE(runs.ok()) << path;
+  if (!runs.ok()) return "";
+  std::vector<RunScan> scans;
+  for (const Run& run : runs.value()) scans.push_back(scan_run(run));
+  return report_of(scans);
+}
+
+TEST(StepSet, CountsDistinctStepsLikeASetAndStaysSmallOnRegularSteps) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    detect::StepSet steps;
+    std::set<int64_t> exact;
+    int64_t step = static_cast<int64_t>(rng() % 50);
+    int segments = 1 + static_cast<int>(rng() % 4);
+    for (int segment = 0; segment < segments; ++segment) {
+      int64_t stride = 1 + static_cast<int64_t>(rng() % 12);
+      int points = static_cast<int>(rng() % 400);
+      for (int i = 0; i < points; ++i) {
+        steps.insert(step);
+        exact.insert(step);
+        if (rng() % 5 == 0) steps.insert(step);      // two metrics at one step
+        if (rng() % 40 == 0) stride = 1 + static_cast<int64_t>(rng() % 12);  // the interval changes
+        step += rng() % 30 == 0 ? stride * 3 : stride;  // a skipped log call now and then
+      }
+      step = std::max<int64_t>(0, step - static_cast<int64_t>(rng() % 2000));  // a restart from a checkpoint
+    }
+    ASSERT_EQ(steps.size(), exact.size()) << "trial " << trial;
+  }
+  detect::StepSet regular;
+  for (int64_t s = 0; s < 10'000'000; s += 10) regular.insert(s);
+  for (int64_t s = 500'000; s < 10'000'000; s += 10) regular.insert(s);  // resumed from step 500k
+  EXPECT_EQ(regular.size(), 1'000'000u);
+  EXPECT_EQ(regular.progressions(), 1u);
+}
+
+TEST(MedianSketch, ExactForShortStreamsWithinItsErrorForLongOnes) {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> magnitude(-5.0, 2.0);
+  for (size_t n : {1u, 2u, 3u, 1000u, 16384u, 16385u, 100001u, 400000u}) {
+    stats::MedianSketch sketch;
+    std::vector<double> values;
+    for (size_t i = 0; i < n; ++i) {
+      double v = i % 17 == 0 ? 0.0 : magnitude(rng);
+      sketch.add(v);
+      values.push_back(v);
+    }
+    sketch.add(NAN);   // ignored
+    sketch.add(-1.0);  // ignored
+    double exact = stats::median_in_place(values);
+    ASSERT_EQ(sketch.count(), n);
+    if (n <= stats::MedianSketch::EXACT_LIMIT) {
+      EXPECT_EQ(sketch.median(), exact) << n;
+    } else {
+      EXPECT_NEAR(sketch.median(), exact, stats::MedianSketch::RELATIVE_ERROR * exact) << n;
+    }
+  }
+  EXPECT_TRUE(std::isnan(stats::MedianSketch{}.median()));
+}
+
+// Every real-log fixture: streamed with planning after 4 steps (so nearly everything is judged after planning),
+// streamed with the default planning length, and replayed from the whole run, give the same report.
+TEST(RunScanner, StreamingEqualsWholeRunOnEveryRealLog) {
+  size_t compared = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(RLDK_SOURCE_DIR) / "tests/fixtures/real")) {
+    if (!entry.is_directory()) continue;
+    const std::string path = entry.path().string();
+    ScanOptions options;
+    if (!scan_source(path, options, 1).ok()) continue;  // a fixture kept as a Markdown page only
+    std::string whole = replayed(path, false);
+    EXPECT_EQ(streamed(path, 4), whole) << path;
+    EXPECT_EQ(streamed(path, options.plan_steps), whole) << path;
+    EXPECT_EQ(replayed(path, true), whole) << path;
+    ++compared;
+  }
+  EXPECT_GE(compared, 30u);
+}
+
+// A GRPO-like long-form log with a KL burst, a restart, a KL blow-up, an entropy collapse and a NaN at the end.
+std::vector<std::string> generated_events(int steps) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  std::vector<std::string> lines;
+  auto add = [&](const char* name, int step, double value) {
+    std::ostringstream line;
+    line.precision(17);
+    line << R"({"name":")" << name << R"(","step":)" << step << R"(,"value":)";
+    if (std::isnan(value)) {
+      line << "NaN";
+    } else {
+      line << value;
+    }
+    line << "}";
+    lines.push_back(line.str());
+  };
+  int restart_at = steps / 2, resume_from = steps / 2 - steps / 10;
+  for (int i = 0, step = 0; i < steps + steps / 10; ++i, ++step) {
+    if (i == restart_at) step = resume_from;
+    double t = static_cast<double>(i) / steps;
+    double kl = t < 0.7 ? 0.02 + 0.002 * noise(rng) : 0.02 + 3.0 * (t - 0.7) + 0.01 * noise(rng);
+    if (i >= steps / 4 && i < steps / 4 + 8) kl = 1.5;  // a burst before the restart
+    add("policy/kl", step, kl);
+    add("policy/entropy", step, t < 0.6 ? 1.2 + 0.02 * noise(rng) : std::max(0.01, 1.2 - 4 * (t - 0.6)));
+    add("reward/mean", step, 0.3 + 0.2 * t + 0.02 * noise(rng));
+    add("policy/grad_norm", step, i == steps + steps / 10 - 1 ? NAN : 0.8 + 0.05 * noise(rng));
+    if (step % 10 == 0) add("train/loss", step, 0.001 * noise(rng));
+  }
+  return lines;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  return text;
+}
+
+// A file sorted by metric (an export from a database, a CSV sorted by name) has every point after later steps of
+// another metric: the scan reads it whole (within planning) or a second time (after it), and reports what the
+// step-ordered file gives.
+TEST(RunScanner, PointsOutOfStepOrderAreReplayedInStepOrder) {
+  rldk_test::TempDir dir;
+  for (int steps : {600, 4000}) {
+    std::vector<std::string> lines = generated_events(steps);
+    std::string ordered = dir.write("ordered_" + std::to_string(steps) + ".jsonl", joined(lines));
+    std::stable_sort(lines.begin(), lines.end(), [](const std::string& a, const std::string& b) {
+      return a.substr(0, a.find("\",")) < b.substr(0, b.find("\","));
+    });
+    std::string by_metric = dir.write("by_metric_" + std::to_string(steps) + ".jsonl", joined(lines));
+    std::string expected = streamed(ordered, 2048);
+    // Findings before and after the restart, so that every part of the file counts.
+    EXPECT_NE(expected.find("\"onset_step\": " + std::to_string(steps / 4)), std::string::npos) << expected;
+    EXPECT_NE(expected.find("\"area\": \"entropy\""), std::string::npos) << expected;
+    EXPECT_EQ(streamed(by_metric, 2048), expected) << steps;
+    EXPECT_EQ(streamed(by_metric, 100), expected) << steps;
+    EXPECT_EQ(replayed(ordered, false), expected) << steps;
+  }
+}
+
+}  // namespace
+}  // namespace rldk
