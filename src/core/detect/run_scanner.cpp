@@ -193,31 +193,25 @@ void RunScanner::point(uint32_t metric, int64_t step, double value) {
     held_.push_back({metric, step, value});
     return;
   }
-  if (m.points == 1 && !waiting_.empty()) resolve_waiting();
+  if (m.points == 1) resolve_new(metric);
   feed(metric, step, value);
 }
 
-bool RunScanner::resolve(const DetectorSpec& spec, std::vector<uint32_t>& inputs, std::string& missing) const {
-  inputs.clear();
-  for (const auto& [role, candidates] : spec.inputs) {
-    bool found = false;
-    for (const auto& c : candidates) {
-      for (uint32_t id = 0; id < metrics_.size() && !found; ++id) {
-        if (metrics_[id].points > 0 && metrics_[id].name == c) {
-          inputs.push_back(id);
-          found = true;
-        }
+// The logged metric for each input: the first candidate the run has logged a point of, NO_METRIC where none.
+void RunScanner::resolve(const DetectorSpec& spec, std::vector<uint32_t>& inputs) const {
+  inputs.assign(spec.inputs.size(), NO_METRIC);
+  for (size_t r = 0; r < spec.inputs.size(); ++r) {
+    for (const auto& c : spec.inputs[r].second) {
+      for (uint32_t id = 0; id < metrics_.size() && inputs[r] == NO_METRIC; ++id) {
+        if (metrics_[id].points > 0 && metrics_[id].name == c) inputs[r] = id;
       }
-      if (found) break;
-    }
-    if (!found) {
-      missing = candidates.size() == 1 ? candidates.front() : candidates.front() + " (or an alternative)";
-      return false;
+      if (inputs[r] != NO_METRIC) break;
     }
   }
-  return true;
 }
 
+// A detector runs from its first input's first point. Another input the run has not logged yet reads NaN until it
+// does (as it would before its first point); if it never does, the detector is skipped at the end.
 void RunScanner::activate(size_t catalog_index, const std::vector<uint32_t>& inputs) {
   auto active = std::make_unique<Active>();
   active->catalog_index = catalog_index;
@@ -225,19 +219,33 @@ void RunScanner::activate(size_t catalog_index, const std::vector<uint32_t>& inp
   active->spec = for_logging_interval(catalog_.detectors[catalog_index], interval_);
   active->detector = make_detector(active->spec);
   if (!active->detector) return;
-  for (uint32_t id : inputs) active->detector->metric_names.push_back(metrics_[id].name);
+  for (size_t r = 0; r < inputs.size(); ++r) {
+    active->detector->metric_names.push_back(inputs[r] != NO_METRIC ? metrics_[inputs[r]].name
+                                                                     : active->spec.inputs[r].second.front());
+  }
   active->inputs = inputs;
   active->x.assign(inputs.size(), NOT_A_NUMBER);
   led_by_[inputs.front()].push_back(static_cast<uint32_t>(active_.size()));
   active_.push_back(std::move(active));
 }
 
-// A metric logged for the first time after planning may complete a detector's inputs: it starts now.
-void RunScanner::resolve_waiting() {
+// A metric logged for the first time after planning: it may be an input a running detector lacked, or the first
+// input of one that waits for it.
+void RunScanner::resolve_new(uint32_t metric) {
+  const std::string& name = metrics_[metric].name;
+  for (auto& active : active_) {
+    for (size_t r = 1; r < active->inputs.size(); ++r) {
+      if (active->inputs[r] != NO_METRIC) continue;
+      const auto& candidates = active->spec.inputs[r].second;
+      if (std::find(candidates.begin(), candidates.end(), name) == candidates.end()) continue;
+      active->inputs[r] = metric;
+      active->detector->metric_names[r] = name;
+    }
+  }
   std::vector<uint32_t> inputs;
-  std::string missing;
   for (size_t i = 0; i < waiting_.size();) {
-    if (resolve(catalog_.detectors[waiting_[i]], inputs, missing)) {
+    resolve(catalog_.detectors[waiting_[i]], inputs);
+    if (inputs.front() != NO_METRIC) {
       activate(waiting_[i], inputs);
       waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
@@ -275,14 +283,16 @@ void RunScanner::plan() {
   latest_.assign(metrics_.size(), NOT_A_NUMBER);
   led_by_.assign(metrics_.size(), {});
   std::vector<uint32_t> inputs;
-  std::string missing;
   for (size_t i = 0; i < catalog_.detectors.size(); ++i) {
     const DetectorSpec& spec = catalog_.detectors[i];
     if (!options_.only.empty() && !selected(spec, options_.only)) continue;
     if (selected(spec, options_.skip)) continue;
     if (spec.kind == "non_finite") {
       non_finite_specs_.push_back(i);
-    } else if (resolve(spec, inputs, missing)) {
+      continue;
+    }
+    resolve(spec, inputs);
+    if (inputs.front() != NO_METRIC) {
       activate(i, inputs);
     } else {
       waiting_.push_back(i);
@@ -327,7 +337,9 @@ void RunScanner::flush() {
       a.started = true;
       a.previous_step = step;
       a.x[0] = value;
-      for (size_t r = 1; r < a.inputs.size(); ++r) a.x[r] = latest_[a.inputs[r]];
+      for (size_t r = 1; r < a.inputs.size(); ++r) {
+        a.x[r] = a.inputs[r] != NO_METRIC ? latest_[a.inputs[r]] : NOT_A_NUMBER;
+      }
       a.detector->observe(step, a.x.data());
     }
   }
@@ -432,7 +444,16 @@ RunScan RunScanner::finish() {
   scan.step_count = steps_.size();
   std::set<std::string> areas_checked;
   std::vector<std::pair<size_t, SkippedDetector>> skipped;
+  auto missing = [](const DetectorSpec& spec, const std::vector<uint32_t>& inputs) {
+    size_t r = static_cast<size_t>(std::find(inputs.begin(), inputs.end(), NO_METRIC) - inputs.begin());
+    const auto& candidates = spec.inputs[r].second;
+    return "missing metric " + (candidates.size() == 1 ? candidates.front() : candidates.front() + " (or an alternative)");
+  };
   for (const auto& active : active_) {
+    if (std::find(active->inputs.begin(), active->inputs.end(), NO_METRIC) != active->inputs.end()) {
+      skipped.push_back({active->catalog_index, {active->spec.id, missing(active->spec, active->inputs)}});
+      continue;
+    }
     active->detector->finish();
     areas_checked.insert(active->spec.area);
     for (auto& f : active->detector->findings()) {
@@ -451,9 +472,8 @@ RunScan RunScanner::finish() {
   }
   std::vector<uint32_t> inputs;
   for (size_t i : waiting_) {
-    std::string missing;
-    resolve(catalog_.detectors[i], inputs, missing);
-    skipped.push_back({i, {catalog_.detectors[i].id, "missing metric " + missing}});
+    resolve(catalog_.detectors[i], inputs);
+    skipped.push_back({i, {catalog_.detectors[i].id, missing(catalog_.detectors[i], inputs)}});
   }
   std::sort(skipped.begin(), skipped.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [i, s] : skipped) scan.skipped.push_back(std::move(s));

@@ -46,8 +46,8 @@ class RunScanner {
   struct Active;
   void plan();
   void activate(size_t catalog_index, const std::vector<uint32_t>& inputs);
-  bool resolve(const DetectorSpec& spec, std::vector<uint32_t>& inputs, std::string& missing) const;
-  void resolve_waiting();
+  void resolve(const DetectorSpec& spec, std::vector<uint32_t>& inputs) const;
+  void resolve_new(uint32_t metric);
   void feed(uint32_t metric, int64_t step, double value);
   void feed_restart();
   void flush();
@@ -67,6 +67,7 @@ class RunScanner {
     double value;
   };
   static constexpr uint32_t RESTART = UINT32_MAX;
+  static constexpr uint32_t NO_METRIC = UINT32_MAX;  // an input the run has not logged (yet)
   std::vector<Held> held_;
   bool planned_ = false;
   bool ordered_ = true;
@@ -82,7 +83,7 @@ class RunScanner {
   std::vector<double> latest_;
   std::vector<std::unique_ptr<Active>> active_;
   std::vector<std::vector<uint32_t>> led_by_;  // per metric: the active detectors it drives
-  std::vector<size_t> waiting_;                // catalog indices of detectors whose metrics are not all logged yet
+  std::vector<size_t> waiting_;                // catalog indices of detectors whose first input is not logged yet
   bool non_finite_selected_ = false;
   std::vector<size_t> non_finite_specs_;
 

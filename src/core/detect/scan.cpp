@@ -2,6 +2,7 @@
 // (detect::RunScanner), scan_source feeds that driver while files are read; health scores and the selection check.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <queue>
 #include <tuple>
 
@@ -55,12 +56,13 @@ class ScanSink final : public PointSink {
 };
 
 // One file's runs, scanned while it is read. A file whose points are not in step order is read again whole and
-// replayed in order; stdin cannot be read twice, so it is read whole from the start.
+// replayed in order; what cannot be read twice (stdin, a named pipe) is read whole from the start.
 Result<std::vector<SourceScan>> scan_file(const std::string& file, const ScanOptions& options) {
   ReadOptions read_options = scan_read_options();
   Diagnostics diagnostics;
   std::vector<SourceScan> out;
-  if (file != "-") {
+  std::error_code error;
+  if (file != "-" && std::filesystem::is_regular_file(file, error)) {
     ScanSink sink(options);
     Status read = read_source(file, read_options, sink, diagnostics);
     if (!read.ok()) return read.error();
