@@ -7,53 +7,12 @@
 #include <tuple>
 
 #include "detect/run_scanner.h"
+#include "detect/scan_sink.h"
 #include "io/read_each_file.h"
 #include "rldk/scan.h"
 
 namespace rldk {
 namespace {
-
-// Feeds every run of one source into its own scanner while the source is read.
-class ScanSink final : public PointSink {
- public:
-  explicit ScanSink(const ScanOptions& options) : options_(options) {}
-  void on_run(uint32_t run, const std::string& run_id, const SourceInfo& source) override {
-    if (runs_.size() <= run) runs_.resize(run + 1);
-    runs_[run].scanner = std::make_unique<detect::RunScanner>(options_, run_id, source.path);
-  }
-  void on_metric(uint32_t run, uint32_t metric, const std::string& canonical_name) override {
-    Slot& slot = runs_[run];
-    if (slot.ids.size() <= metric) slot.ids.resize(metric + 1);
-    slot.ids[metric] = slot.scanner->add_metric(canonical_name);
-  }
-  void on_raw_name(uint32_t, const std::string&, const std::string&) override {}
-  void on_segment(uint32_t run, const Segment&) override { runs_[run].scanner->restart(); }
-  void on_point(uint32_t run, uint32_t metric, const Point& point) override {
-    Slot& slot = runs_[run];
-    slot.scanner->point(slot.ids[metric], point.step, point.value);
-  }
-  void on_meta(uint32_t, const std::string&, const std::string&) override {}
-
-  bool in_step_order() const {
-    return std::all_of(runs_.begin(), runs_.end(), [](const Slot& s) { return !s.scanner || s.scanner->in_step_order(); });
-  }
-  std::vector<RunScan> take() {
-    std::vector<RunScan> scans;
-    for (Slot& slot : runs_) {
-      if (slot.scanner) scans.push_back(slot.scanner->finish());
-    }
-    runs_.clear();
-    return scans;
-  }
-
- private:
-  struct Slot {
-    std::unique_ptr<detect::RunScanner> scanner;
-    std::vector<uint32_t> ids;  // the reader's metric id -> the scanner's
-  };
-  const ScanOptions& options_;
-  std::vector<Slot> runs_;
-};
 
 // One file's runs, scanned while it is read. A file whose points are not in step order is read again whole and
 // replayed in order; what cannot be read twice (stdin, a named pipe) is read whole from the start.
@@ -63,7 +22,7 @@ Result<std::vector<SourceScan>> scan_file(const std::string& file, const ScanOpt
   std::vector<SourceScan> out;
   std::error_code error;
   if (file != "-" && std::filesystem::is_regular_file(file, error)) {
-    ScanSink sink(options);
+    detect::ScanSink sink(options);
     Status read = read_source(file, read_options, sink, diagnostics);
     if (!read.ok()) return read.error();
     if (sink.in_step_order()) {

@@ -5,10 +5,11 @@
 
 namespace rldk::detect {
 
-void StepSet::insert(int64_t step) {
+void StepSet::insert_new(int64_t step) {
   if (runs_.empty()) {
     runs_.push_back({step, 0, 1});
     size_ = 1;
+    largest_ = step;
     return;
   }
   Progression& back = runs_.back();
@@ -19,6 +20,7 @@ void StepSet::insert(int64_t step) {
     return;
   }
   ++size_;
+  largest_ = step;
   if (back.count == 1) {
     back.stride = step - back.first;
     back.count = 2;

@@ -13,7 +13,10 @@ namespace rldk::detect {
 
 class StepSet {
  public:
-  void insert(int64_t step);
+  void insert(int64_t step) {
+    if (size_ > 0 && step == largest_) return;  // the common case: another metric of the step just counted
+    insert_new(step);
+  }
   uint64_t size() const { return size_; }
   // Progressions held: what the set costs (a test of its memory bound).
   size_t progressions() const { return runs_.size(); }
@@ -25,9 +28,11 @@ class StepSet {
     uint64_t count = 1;
     int64_t last() const { return first + stride * static_cast<int64_t>(count - 1); }
   };
+  void insert_new(int64_t step);
   void insert_inside(int64_t step);
   std::vector<Progression> runs_;  // by first step, spans disjoint
   uint64_t size_ = 0;
+  int64_t largest_ = 0;
 };
 
 }  // namespace rldk::detect

@@ -1,5 +1,7 @@
 #include "stats/median_sketch.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -8,47 +10,37 @@
 namespace rldk::stats {
 namespace {
 
-// gamma = (1 + a) / (1 - a): a value v lies in bucket k = ceil(log_gamma v), represented by 2 gamma^k / (gamma + 1),
-// which is within a of every value of the bucket.
-const double LOG_GAMMA = std::log((1 + MedianSketch::RELATIVE_ERROR) / (1 - MedianSketch::RELATIVE_ERROR));
-constexpr double SMALLEST = 1e-300;
+constexpr int KEY_SHIFT = 52 - MedianSketch::MANTISSA_BITS;
+
+// A non-negative double's bits grow with its value, so the top bits are an ordered bucket key.
+uint64_t bucket_key(double value) { return std::bit_cast<uint64_t>(value) >> KEY_SHIFT; }
+
+// The midpoint of a bucket's range (0 for the bucket holding 0 and the smallest subnormals).
+double midpoint(uint64_t key) {
+  if (key == 0) return 0;
+  double low = std::bit_cast<double>(key << KEY_SHIFT);
+  double high = std::bit_cast<double>((key + 1) << KEY_SHIFT);
+  return low + (high - low) / 2;
+}
 
 }  // namespace
 
 void MedianSketch::add(double value) {
   if (!(value >= 0) || !std::isfinite(value)) return;
   ++count_;
-  if (!sketched_) {
-    exact_.push_back(value);
-    if (exact_.size() > EXACT_LIMIT) spill();
+  if (sketched_) {
+    count_in_bucket(value);
     return;
   }
-  if (value < SMALLEST) {
-    ++zeros_;
-  } else {
-    ++buckets_[bucket(value)];
-  }
-}
-
-void MedianSketch::spill() {
+  exact_.push_back(value);
+  if (exact_.size() <= EXACT_LIMIT) return;
   sketched_ = true;
-  for (double v : exact_) {
-    if (v < SMALLEST) {
-      ++zeros_;
-    } else {
-      ++buckets_[bucket(v)];
-    }
-  }
+  for (double v : exact_) count_in_bucket(v);
   exact_.clear();
   exact_.shrink_to_fit();
 }
 
-int MedianSketch::bucket(double value) const { return static_cast<int>(std::ceil(std::log(value) / LOG_GAMMA)); }
-
-double MedianSketch::representative(int k) const {
-  double gamma = std::exp(LOG_GAMMA);
-  return 2 * std::exp(k * LOG_GAMMA) / (gamma + 1);
-}
+void MedianSketch::count_in_bucket(double value) { ++buckets_[bucket_key(value + 0.0)]; }  // + 0.0: -0 is 0
 
 double MedianSketch::median() const {
   if (count_ == 0) return std::numeric_limits<double>::quiet_NaN();
@@ -57,16 +49,17 @@ double MedianSketch::median() const {
     return median_in_place(copy);
   }
   // The values of rank (n-1)/2 and n/2 (0-based), read from the buckets in ascending order.
-  uint64_t low_rank = (count_ - 1) / 2, high_rank = count_ / 2;
+  std::vector<std::pair<uint64_t, uint64_t>> ordered(buckets_.begin(), buckets_.end());
+  std::sort(ordered.begin(), ordered.end());
+  uint64_t low_rank = (count_ - 1) / 2, high_rank = count_ / 2, seen = 0;
   double low = NAN, high = NAN;
-  uint64_t seen = zeros_;
-  if (low_rank < seen) low = 0;
-  if (high_rank < seen) high = 0;
-  for (const auto& [k, n] : buckets_) {
-    if (!std::isnan(high)) break;
+  for (const auto& [key, n] : ordered) {
     seen += n;
-    if (std::isnan(low) && low_rank < seen) low = representative(k);
-    if (high_rank < seen) high = representative(k);
+    if (std::isnan(low) && low_rank < seen) low = midpoint(key);
+    if (high_rank < seen) {
+      high = midpoint(key);
+      break;
+    }
   }
   return (low + high) / 2;
 }
