@@ -14,10 +14,6 @@ CASES = real_logs.cases()
 
 # slug -> {labeled failure type or "parse": why rldk misses it today}
 KNOWN_GAPS = {
-    "custom_grpo_clip_offpolicy_nan": {
-        "truncation": "the log has no clipped-fraction metric and no length cap; the mean length pinned at exactly "
-                      "1024 is the only sign, and rldk does not know 1024 is the cap",
-    },
     "trl_grpo_hotpotqa_kl_blowup": {
         "grad_explosion": "isolated pre-clip spikes (100-1927) among ordinary values; grad_spike needs a 20-point "
                           "warm-up (400 steps at this log's interval of 20), the spikes begin at step 360, and the "
