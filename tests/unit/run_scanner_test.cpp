@@ -186,3 +186,30 @@ TEST(RunScanner, PointsOutOfStepOrderAreReplayedInStepOrder) {
 
 }  // namespace
 }  // namespace rldk
+
+namespace rldk {
+namespace {
+
+// A stretch of non-finite values is consecutive points of one segment: a restart ends it, so the finding never
+// ends before it begins (found by fuzz_scan: NaN at steps 2 and 3, the trainer resumed at step 1 still NaN).
+TEST(RunScanner, NonFiniteStretchEndsAtARestart) {
+  rldk::Run run;
+  Series s;
+  s.name = "policy/kl";
+  s.steps = {1, 2, 3, 1, 2};
+  s.values = {0.1, NAN, NAN, NAN, 0.1};
+  run.series["policy/kl"] = s;
+  DetectorCatalog one;
+  one.detectors.push_back(*builtin_detector_catalog().find("non_finite"));
+  ScanOptions options;
+  options.catalog = &one;
+  std::vector<Finding> findings = scan_run(run, options).findings;
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].onset_step, 2);
+  EXPECT_EQ(findings[0].end_step, 3);
+  EXPECT_EQ(findings[0].evidence["consecutive_points"], 2);
+  EXPECT_EQ(findings[0].evidence["non_finite_points"], 3);
+}
+
+}  // namespace
+}  // namespace rldk

@@ -171,6 +171,8 @@ void RunScanner::point(uint32_t metric, int64_t step, double value) {
   Metric& m = metrics_[metric];
   ++m.points;
   bool finite = std::isfinite(value);
+  // The stretch is consecutive points of one segment: a restart (the step going back) ends it.
+  if (m.stretch_open && step < m.stretch_end_step) m.stretch_open = false;
   if (!finite) {
     ++m.non_finite;
     if (!m.went_non_finite) {
