@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   reader.feed(std::string_view(reinterpret_cast<const char*>(data), size));
   reader.finish();
   if (!streaming.in_step_order()) __builtin_trap();  // within planning, points out of order are held, not dropped
-  std::vector<rldk::RunScan> streamed = streaming.take();
+  std::vector<rldk::SourceScan> streamed = streaming.take();
   std::vector<rldk::Run> runs = whole.take();
   if (streamed.size() != runs.size()) __builtin_trap();
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (f.onset_step > f.end_step) __builtin_trap();
     }
     if (!(scan.health.overall >= 0 && scan.health.overall <= 1)) __builtin_trap();
-    if (rldk::run_scan_json(scan).dump() != rldk::run_scan_json(streamed[i]).dump()) __builtin_trap();
+    if (rldk::run_scan_json(scan).dump() != rldk::run_scan_json(streamed[i].scan).dump()) __builtin_trap();
   }
   return 0;
 }

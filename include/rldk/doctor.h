@@ -5,6 +5,7 @@
 // per implicated metric (finding ranges shaded, onsets marked).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,9 +39,12 @@ KlDriftReport kl_drift_report(const Run& run, size_t reference_points = 100, siz
 Json kl_drift_json(const std::vector<KlDriftReport>& reports);
 std::string kl_drift_text(const std::vector<KlDriftReport>& reports);
 
+// How many step buckets doctor keeps per metric for its charts (ScanOptions::chart_points).
+inline constexpr size_t DOCTOR_CHART_POINTS = 1024;
+
 struct DoctorReport {
   RunScan scan;
-  const Run* run = nullptr;        // for charts; must outlive the report
+  std::map<std::string, ChartSeries> charts;  // by metric (SourceScan::charts); implicated metrics are drawn
   std::optional<EnvAudit> audit;   // absent when the audit could not run
   std::string audit_error;
 };

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "rldk/chart.h"
 #include "rldk/json.h"
 #include "rldk/reader.h"
 #include "rldk/result.h"
@@ -121,6 +122,9 @@ struct ScanOptions {
   // most this many steps is planned on all of its data; a longer one on its first plan_steps steps, and a
   // detector whose metric first appears later starts at that metric's first point.
   size_t plan_steps = 2048;
+  // Above 0: also keep each metric's series reduced for a chart to about this many steps' buckets (first, lowest,
+  // highest and last point of each), in SourceScan::charts. doctor asks for them; scan does not.
+  size_t chart_points = 0;
 };
 
 // Runs every selected detector over the run's series and scores health per area. The points are replayed in step
@@ -131,7 +135,11 @@ RunScan scan_run(const Run& run, const ScanOptions& options = {});
 struct SourceScan {
   RunScan scan;
   Diagnostics diagnostics;
+  std::map<std::string, ChartSeries> charts;  // by metric, with ScanOptions::chart_points > 0
 };
+
+// scan_run with the charts ScanOptions::chart_points asks for (diagnostics left empty).
+SourceScan scan_whole_run(const Run& run, const ScanOptions& options = {});
 
 // Scans every run of `path` (a file, a folder of runs, "-" for stdin). Detectors are fed while the file is read,
 // so memory does not grow with the log; a file whose points are not in step order (a CSV sorted by metric) is

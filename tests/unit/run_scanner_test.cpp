@@ -1,6 +1,6 @@
 // The streaming scan: the scanner fed while a file is read gives the report a whole-run replay gives, whatever
 // the planning length, on every real-log fixture and on generated runs with failures, restarts and points out of
-// step order; its bounded summaries (distinct steps, the loss median) against exact ones.
+// step order; its bounded summaries (distinct steps, the loss median, chart envelopes) against exact ones.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "rldk/scan.h"
 #include "stats/median_sketch.h"
 #include "stats/robust.h"
+#include "stats/step_envelope.h"
 #include "test_support.h"
 
 namespace rldk {
@@ -209,6 +210,69 @@ TEST(RunScanner, NonFiniteStretchEndsAtARestart) {
   EXPECT_EQ(findings[0].end_step, 3);
   EXPECT_EQ(findings[0].evidence["consecutive_points"], 2);
   EXPECT_EQ(findings[0].evidence["non_finite_points"], 3);
+}
+
+}  // namespace
+}  // namespace rldk
+
+namespace rldk {
+namespace {
+
+std::vector<std::pair<int64_t, double>> envelope_points(const stats::StepEnvelope& e) {
+  std::vector<int64_t> steps;
+  std::vector<double> values;
+  e.points(steps, values);
+  std::vector<std::pair<int64_t, double>> out;
+  for (size_t i = 0; i < steps.size(); ++i) out.emplace_back(steps[i], values[i]);
+  return out;
+}
+
+TEST(StepEnvelope, KeepsAShortSeriesWhole) {
+  stats::StepEnvelope e(64);
+  std::vector<std::pair<int64_t, double>> expected;
+  for (int64_t s = 10; s < 10 + 64 * 5; s += 5) {
+    e.push(s, std::sin(static_cast<double>(s)));
+    expected.emplace_back(s, std::sin(static_cast<double>(s)));
+  }
+  EXPECT_EQ(envelope_points(e), expected);
+}
+
+// A long series with restarts and non-finite values: every kept point is one of the series' own, the extremes, the
+// first and last points and a non-finite point survive, and memory stays at the capacity.
+TEST(StepEnvelope, LongSeriesKeepsExtremesEndsAndGapsWithinItsCapacity) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  for (int trial = 0; trial < 20; ++trial) {
+    stats::StepEnvelope e(100);
+    std::vector<std::pair<int64_t, double>> all;
+    int64_t step = 1000;
+    for (int i = 0; i < 20000; ++i) {
+      if (i == 12000) step = 500 + trial * 50;  // a restart, below the first step on some trials
+      double v = i == 7777 ? 1e6 : i == 4321 ? -1e6 : i == 15000 ? NAN : noise(rng);
+      e.push(step, v);
+      all.emplace_back(step, v);
+      step += 1 + static_cast<int64_t>(rng() % 3);
+    }
+    auto kept = envelope_points(e);
+    EXPECT_LE(kept.size(), 5u * 100u);
+    auto has = [&](int64_t s, double v) {
+      return std::any_of(kept.begin(), kept.end(), [&](const auto& p) {
+        return p.first == s && (p.second == v || (std::isnan(p.second) && std::isnan(v)));
+      });
+    };
+    for (const auto& p : kept) EXPECT_TRUE(std::find_if(all.begin(), all.end(), [&](const auto& q) {
+                                              return q.first == p.first && (q.second == p.second ||
+                                                                            (std::isnan(q.second) && std::isnan(p.second)));
+                                            }) != all.end());
+    EXPECT_TRUE(has(all[7777].first, 1e6)) << trial;
+    EXPECT_TRUE(has(all[4321].first, -1e6)) << trial;
+    EXPECT_TRUE(has(all[15000].first, NAN)) << trial;
+    EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.first < b.first; }));
+    auto lowest_step = std::min_element(all.begin(), all.end())->first;
+    auto highest_step = std::max_element(all.begin(), all.end())->first;
+    EXPECT_EQ(kept.front().first, lowest_step);
+    EXPECT_EQ(kept.back().first, highest_step);
+  }
 }
 
 }  // namespace

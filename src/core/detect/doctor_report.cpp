@@ -41,20 +41,12 @@ std::vector<std::string> implicated_metrics(const RunScan& scan) {
   return out;
 }
 
-LineChart chart_for(const Run& run, const RunScan& scan, const std::string& metric) {
+LineChart chart_for(const std::map<std::string, ChartSeries>& charts, const RunScan& scan,
+                    const std::string& metric) {
   LineChart c;
   c.title = metric;
   c.y_label = metric;
-  if (const Series* s = run.find(metric)) {
-    ChartSeries line;
-    line.label = metric;
-    line.steps.reserve(s->size());
-    for (size_t i = 0; i < s->size(); ++i) {
-      line.steps.push_back(static_cast<double>(s->steps[i]));
-      line.values.push_back(s->values[i]);
-    }
-    c.series.push_back(std::move(line));
-  }
+  if (auto it = charts.find(metric); it != charts.end()) c.series.push_back(it->second);
   // Findings that overlap share one band (the union of their episodes, in the worst one's colour): stacked
   // translucent bands would darken into an opaque block that hides the line they are about.
   std::vector<const Finding*> episodes;
@@ -186,11 +178,9 @@ std::string doctor_html(const DoctorReport& r) {
     page.table({"severity", "detector", "metric", "onset", "end", "peak", "explanation"}, rows, tones);
   }
 
-  if (r.run != nullptr) {
-    auto metrics = implicated_metrics(s);
-    if (!metrics.empty()) page.heading("Implicated metrics");
-    for (const auto& m : metrics) page.chart(chart_for(*r.run, s, m));
-  }
+  auto metrics = implicated_metrics(s);
+  if (!metrics.empty()) page.heading("Implicated metrics");
+  for (const auto& m : metrics) page.chart(chart_for(r.charts, s, m));
 
   if (!s.findings.empty()) {
     page.heading("What to change");

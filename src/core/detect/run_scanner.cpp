@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <queue>
 #include <set>
+#include <tuple>
 
 #include "rldk/metric_dictionary.h"
 #include "stats/robust.h"
@@ -102,6 +104,7 @@ struct RunScanner::Metric {
   double first_non_finite_value = 0, last_finite_value = NOT_A_NUMBER;
   uint64_t stretch_points = 0;
   std::unique_ptr<stats::MedianSketch> magnitudes;  // |value|, kept for the loss metrics only
+  std::unique_ptr<stats::StepEnvelope> envelope;    // with ScanOptions::chart_points
 };
 
 struct RunScanner::Active {
@@ -129,6 +132,7 @@ uint32_t RunScanner::add_metric(const std::string& canonical_name) {
   if (canonical_name == "train/loss" || canonical_name == "policy/loss") {
     m.magnitudes = std::make_unique<stats::MedianSketch>();
   }
+  if (options_.chart_points > 0) m.envelope = std::make_unique<stats::StepEnvelope>(options_.chart_points);
   if (planned_) {
     latest_.push_back(NOT_A_NUMBER);
     led_by_.emplace_back();
@@ -190,6 +194,7 @@ void RunScanner::point(uint32_t metric, int64_t step, double value) {
   }
   m.previous = value;
   if (m.magnitudes) m.magnitudes->add(std::fabs(value));
+  if (m.envelope) m.envelope->push(step, value);
 
   if (!planned_) {
     held_.push_back({metric, step, value});
@@ -433,7 +438,9 @@ RunScan RunScanner::finish() {
       by_id[h.metric]->segments.push_back(segment);
     }
     held_.clear();
-    return scan_run(run, options_);
+    SourceScan whole = scan_whole_run(run, options_);
+    charts_ = std::move(whole.charts);
+    return std::move(whole.scan);
   }
   if (!planned_) plan();
   flush();
@@ -489,6 +496,59 @@ RunScan RunScanner::finish() {
   scan.health = health_scores(scan.findings, {areas_checked.begin(), areas_checked.end()}, scan.first_step,
                               scan.last_step);
   return scan;
+}
+
+std::map<std::string, ChartSeries> RunScanner::take_charts() {
+  if (charts_.empty()) {
+    std::vector<int64_t> steps;
+    for (Metric& m : metrics_) {
+      if (!m.envelope) continue;
+      ChartSeries& line = charts_[m.name];
+      line.label = m.name;
+      m.envelope->points(steps, line.values);
+      line.steps.assign(steps.begin(), steps.end());
+      m.envelope.reset();
+    }
+  }
+  return std::move(charts_);
+}
+
+void replay(const Run& run, RunScanner& scanner) {
+  // A k-way merge of the series by (segment, step): each series keeps its own order. A series' step going
+  // backwards within one segment (no per-point segment indices: read without point details) starts a new block of
+  // it, replayed after the segment's other points as a restart.
+  struct Cursor {
+    const Series* series;
+    uint32_t id;
+    size_t i;
+    uint64_t segment, block;
+    auto key() const { return std::tuple(segment, block, series->steps[i], id); }
+  };
+  auto later = [](const Cursor& a, const Cursor& b) { return a.key() > b.key(); };
+  std::priority_queue<Cursor, std::vector<Cursor>, decltype(later)> next(later);
+  for (const auto& [name, s] : run.series) {
+    uint32_t id = scanner.add_metric(name);
+    if (s.size() > 0) next.push(Cursor{&s, id, 0, s.segments.empty() ? 0 : s.segments[0], 0});
+  }
+  bool any = false;
+  std::pair<uint64_t, uint64_t> at{0, 0};
+  while (!next.empty()) {
+    Cursor c = next.top();
+    next.pop();
+    if (any && std::pair(c.segment, c.block) != at) scanner.restart();
+    any = true;
+    at = {c.segment, c.block};
+    scanner.point(c.id, c.series->steps[c.i], c.series->values[c.i]);
+    if (++c.i == c.series->size()) continue;
+    uint64_t segment = c.series->segments.empty() ? c.segment : c.series->segments[c.i];
+    if (segment != c.segment) {
+      c.segment = segment;
+      c.block = 0;
+    } else if (c.series->steps[c.i] < c.series->steps[c.i - 1]) {
+      ++c.block;
+    }
+    next.push(c);
+  }
 }
 
 }  // namespace rldk::detect

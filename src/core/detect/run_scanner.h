@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "detect/step_set.h"
 #include "rldk/scan.h"
 #include "stats/median_sketch.h"
+#include "stats/step_envelope.h"
 
 namespace rldk::detect {
 
@@ -40,6 +42,8 @@ class RunScanner {
   // would not be the run's, and the caller must scan the whole run (scan_run) instead.
   bool in_step_order() const { return planned_ ? ordered_ : true; }
   RunScan finish();
+  // After finish(), with ScanOptions::chart_points > 0: each metric's series reduced for a chart.
+  std::map<std::string, ChartSeries> take_charts();
 
  private:
   struct Metric;
@@ -91,6 +95,10 @@ class RunScanner {
   bool any_point_ = false;
   int64_t first_step_ = 0, last_step_ = 0;
   StepSet steps_;
+  std::map<std::string, ChartSeries> charts_;  // filled by finish() when a whole run was replayed instead
 };
+
+// Feeds a whole run to the scanner in step order (segment by segment; each series keeps its own order).
+void replay(const Run& run, RunScanner& scanner);
 
 }  // namespace rldk::detect

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <queue>
-#include <tuple>
 
 #include "detect/run_scanner.h"
 #include "detect/scan_sink.h"
@@ -26,7 +24,8 @@ Result<std::vector<SourceScan>> scan_file(const std::string& file, const ScanOpt
     Status read = read_source(file, read_options, sink, diagnostics);
     if (!read.ok()) return read.error();
     if (sink.in_step_order()) {
-      for (RunScan& scan : sink.take()) out.push_back(SourceScan{std::move(scan), diagnostics});
+      out = sink.take();
+      for (SourceScan& scan : out) scan.diagnostics = diagnostics;
       return out;
     }
     diagnostics = Diagnostics{};
@@ -34,7 +33,10 @@ Result<std::vector<SourceScan>> scan_file(const std::string& file, const ScanOpt
   RunBuilder builder(read_options);
   Status read = read_source(file, read_options, builder, diagnostics);
   if (!read.ok()) return read.error();
-  for (Run& run : builder.take()) out.push_back(SourceScan{scan_run(run, options), diagnostics});
+  for (Run& run : builder.take()) {
+    out.push_back(scan_whole_run(run, options));
+    out.back().diagnostics = diagnostics;
+  }
   return out;
 }
 
@@ -79,44 +81,15 @@ Result<std::vector<SourceScan>> scan_source(const std::string& path, const ScanO
       path, threads, [&](const std::string& file) { return scan_file(file, options); }, progress);
 }
 
-RunScan scan_run(const Run& run, const ScanOptions& options) {
+RunScan scan_run(const Run& run, const ScanOptions& options) { return scan_whole_run(run, options).scan; }
+
+SourceScan scan_whole_run(const Run& run, const ScanOptions& options) {
   detect::RunScanner scanner(options, run.run_id, run.source.path);
-  // A k-way merge of the series by (segment, step): each series keeps its own order. A series' step going
-  // backwards within one segment (no per-point segment indices: read without point details) starts a new block of
-  // it, replayed after the segment's other points as a restart.
-  struct Cursor {
-    const Series* series;
-    uint32_t id;
-    size_t i;
-    uint64_t segment, block;
-    auto key() const { return std::tuple(segment, block, series->steps[i], id); }
-  };
-  auto later = [](const Cursor& a, const Cursor& b) { return a.key() > b.key(); };
-  std::priority_queue<Cursor, std::vector<Cursor>, decltype(later)> next(later);
-  for (const auto& [name, s] : run.series) {
-    uint32_t id = scanner.add_metric(name);
-    if (s.size() > 0) next.push(Cursor{&s, id, 0, s.segments.empty() ? 0 : s.segments[0], 0});
-  }
-  bool any = false;
-  std::pair<uint64_t, uint64_t> at{0, 0};
-  while (!next.empty()) {
-    Cursor c = next.top();
-    next.pop();
-    if (any && std::pair(c.segment, c.block) != at) scanner.restart();
-    any = true;
-    at = {c.segment, c.block};
-    scanner.point(c.id, c.series->steps[c.i], c.series->values[c.i]);
-    if (++c.i == c.series->size()) continue;
-    uint64_t segment = c.series->segments.empty() ? c.segment : c.series->segments[c.i];
-    if (segment != c.segment) {
-      c.segment = segment;
-      c.block = 0;
-    } else if (c.series->steps[c.i] < c.series->steps[c.i - 1]) {
-      ++c.block;
-    }
-    next.push(c);
-  }
-  return scanner.finish();
+  detect::replay(run, scanner);
+  SourceScan out;
+  out.scan = scanner.finish();
+  out.charts = scanner.take_charts();
+  return out;
 }
 
 double severity_weight(Severity severity) {

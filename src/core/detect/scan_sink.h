@@ -36,11 +36,14 @@ class ScanSink final : public PointSink {
   bool in_step_order() const {
     return std::all_of(runs_.begin(), runs_.end(), [](const Slot& s) { return !s.scanner || s.scanner->in_step_order(); });
   }
-  // Each run's scan, in the order the runs appeared.
-  std::vector<RunScan> take() {
-    std::vector<RunScan> scans;
+  // Each run's scan (and charts, if asked for), in the order the runs appeared; diagnostics are the caller's.
+  std::vector<SourceScan> take() {
+    std::vector<SourceScan> scans;
     for (Slot& slot : runs_) {
-      if (slot.scanner) scans.push_back(slot.scanner->finish());
+      if (!slot.scanner) continue;
+      SourceScan& out = scans.emplace_back();
+      out.scan = slot.scanner->finish();
+      out.charts = slot.scanner->take_charts();
     }
     runs_.clear();
     return scans;
