@@ -20,20 +20,6 @@ namespace {
 
 using rldk::io::FlatRecord;
 
-bool same(const FlatRecord& a, const FlatRecord& b) {
-  if (a.skipped_lists != b.skipped_lists || a.fields.size() != b.fields.size()) return false;
-  for (size_t i = 0; i < a.fields.size(); ++i) {
-    const auto& x = a.fields[i];
-    const auto& y = b.fields[i];
-    if (a.key(x) != b.key(y) || x.depth != y.depth || x.kind != y.kind) return false;
-    if (x.kind == rldk::io::ValueKind::string ? a.str(x) != b.str(y)
-                                              : !(x.number == y.number || (std::isnan(x.number) && std::isnan(y.number)))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 template <class F>
 double best_seconds(int repeat, F f) {
   double best = 1e300;
@@ -84,7 +70,7 @@ int main(int argc, char** argv) {
       const bool ok = rldk::io::parse_flat_object(lines[i], scanner, error);
       if (!rldk::io::parse_strict_flat_object(lines[i], reference)) continue;
       ++compared;
-      if (!ok || !same(scanner, reference)) {
+      if (!ok || !rldk::io::same_fields(scanner, reference)) {
         std::fprintf(stderr, "%s:%zu: the scanner and simdjson disagree on this line\n", path.c_str(), i + 1);
         status = 1;
       }

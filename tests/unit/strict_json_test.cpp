@@ -39,23 +39,6 @@ std::string describe(const FlatRecord& r) {
   return out.str();
 }
 
-// Numbers agree when they are the same double (NaN with NaN; -0 and 0 are equal: simdjson reads the integer "-0" as
-// 0, and as a metric value the sign of a zero carries nothing).
-bool same(const FlatRecord& a, const FlatRecord& b) {
-  if (a.skipped_lists != b.skipped_lists || a.fields.size() != b.fields.size()) return false;
-  for (size_t i = 0; i < a.fields.size(); ++i) {
-    const FlatField& x = a.fields[i];
-    const FlatField& y = b.fields[i];
-    if (a.key(x) != b.key(y) || x.depth != y.depth || x.kind != y.kind) return false;
-    if (x.kind == ValueKind::string) {
-      if (a.str(x) != b.str(y)) return false;
-    } else if (!(x.number == y.number || (std::isnan(x.number) && std::isnan(y.number)))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 struct Tally {
   size_t lines = 0;
   size_t strict = 0;  // lines simdjson accepted, hence compared
@@ -78,7 +61,7 @@ void compare_lines(const std::string& text, const std::string& origin, FlatRecor
       ++tally.strict;
       EXPECT_TRUE(lenient_ok) << origin << ":" << number << ": simdjson reads it, the scanner says " << error.message;
       if (lenient_ok) {
-        EXPECT_TRUE(same(lenient, strict)) << origin << ":" << number << "\n  scanner:  " << describe(lenient)
+        EXPECT_TRUE(rldk::io::same_fields(lenient, strict)) << origin << ":" << number << "\n  scanner:  " << describe(lenient)
                                            << "\n  simdjson: " << describe(strict);
       }
     }

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <cmath>
 #include <limits>
 #include <new>
 #include <string>
@@ -91,6 +92,21 @@ bool parse_strict_flat_object(std::string_view text, FlatRecord& out) {
   dom::object object;
   if (root.get_object().get(object)) return false;
   return object_into(object, out, 0, 0, 0);
+}
+
+bool same_fields(const FlatRecord& a, const FlatRecord& b) {
+  if (a.skipped_lists != b.skipped_lists || a.fields.size() != b.fields.size()) return false;
+  for (size_t i = 0; i < a.fields.size(); ++i) {
+    const FlatField& x = a.fields[i];
+    const FlatField& y = b.fields[i];
+    if (a.key(x) != b.key(y) || x.depth != y.depth || x.kind != y.kind) return false;
+    if (x.kind == ValueKind::string) {
+      if (a.str(x) != b.str(y)) return false;
+    } else if (!(x.number == y.number || (std::isnan(x.number) && std::isnan(y.number)))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace rldk::io

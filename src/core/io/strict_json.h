@@ -20,4 +20,9 @@ namespace rldk::io {
 // unspecified, for anything else.
 bool parse_strict_flat_object(std::string_view text, FlatRecord& out);
 
+// True when two records hold the same fields in the same order: keys, depths, kinds, strings, and numbers that are
+// the same double (NaN with NaN; -0 and 0 are equal: simdjson reads the integer "-0" as 0, and as a metric value the
+// sign of a zero carries nothing), and the same count of skipped lists. How the scanner is checked against simdjson.
+bool same_fields(const FlatRecord& a, const FlatRecord& b);
+
 }  // namespace rldk::io
