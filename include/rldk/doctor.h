@@ -34,7 +34,12 @@ struct KlDriftReport {
   std::vector<Finding> findings;  // KL-area findings
 };
 
-// reference_points / recent_points: sizes of the early and late windows compared in the summary.
+// reference_points / recent_points: sizes of the early and late windows compared in the summary. The scan options
+// that give a SourceScan what the report needs (the KL detectors, the KL series' first and last points), so that
+// kl-drift reads a log as scan does, while streaming.
+ScanOptions kl_drift_scan_options(size_t reference_points, size_t recent_points);
+KlDriftReport kl_drift_report(const SourceScan& source, size_t reference_points = 100, size_t recent_points = 100);
+// The same from a whole run.
 KlDriftReport kl_drift_report(const Run& run, size_t reference_points = 100, size_t recent_points = 100);
 Json kl_drift_json(const std::vector<KlDriftReport>& reports);
 std::string kl_drift_text(const std::vector<KlDriftReport>& reports);

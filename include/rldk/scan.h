@@ -125,6 +125,15 @@ struct ScanOptions {
   // Above 0: also keep each metric's series reduced for a chart to about this many steps' buckets (first, lowest,
   // highest and last point of each), in SourceScan::charts. doctor asks for them; scan does not.
   size_t chart_points = 0;
+  // Above 0: also keep each metric's first and last edge_points finite points, in SourceScan::edges (kl-drift
+  // compares them).
+  size_t edge_points = 0;
+};
+
+// The first and last finite points of a metric, in the order they were logged.
+struct SeriesEdges {
+  std::vector<int64_t> head_steps, tail_steps;
+  std::vector<double> head_values, tail_values;
 };
 
 // Runs every selected detector over the run's series and scores health per area. The points are replayed in step
@@ -136,9 +145,10 @@ struct SourceScan {
   RunScan scan;
   Diagnostics diagnostics;
   std::map<std::string, ChartSeries> charts;  // by metric, with ScanOptions::chart_points > 0
+  std::map<std::string, SeriesEdges> edges;   // by metric (every metric with a point), with ScanOptions::edge_points > 0
 };
 
-// scan_run with the charts ScanOptions::chart_points asks for (diagnostics left empty).
+// scan_run with the charts and edges ScanOptions asks for (diagnostics left empty).
 SourceScan scan_whole_run(const Run& run, const ScanOptions& options = {});
 
 // Scans every run of `path` (a file, a folder of runs, "-" for stdin). Detectors are fed while the file is read,

@@ -27,7 +27,7 @@ int run_kl_drift(const KlDriftOptions& opts) {
   std::vector<KlDriftReport> reports;
   int code = EXIT_OK;
   for (const auto& source : opts.sources) {
-    auto runs = read_runs(source, scan_read_options());
+    auto runs = scan_source(source, kl_drift_scan_options(opts.reference_points, opts.recent_points), 1);
     if (!runs.ok()) {
       std::fprintf(stderr, "rldk forensics kl-drift: %s\n", to_string(runs.error()).c_str());
       code = EXIT_INPUT_ERROR;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "detect/step_set.h"
+#include "rldk/doctor.h"
 #include "rldk/reader.h"
 #include "rldk/scan.h"
 #include "stats/median_sketch.h"
@@ -273,6 +274,52 @@ TEST(StepEnvelope, LongSeriesKeepsExtremesEndsAndGapsWithinItsCapacity) {
     EXPECT_EQ(kept.front().first, lowest_step);
     EXPECT_EQ(kept.back().first, highest_step);
   }
+}
+
+}  // namespace
+}  // namespace rldk
+
+namespace rldk {
+namespace {
+
+// kl-drift reads a log as scan does (streaming, the KL series' first and last points kept): its report equals the
+// one computed from the whole run, on every real log.
+TEST(RunScanner, KlDriftFromTheStreamEqualsTheWholeRun) {
+  size_t with_kl = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(RLDK_SOURCE_DIR) / "tests/fixtures/real")) {
+    if (!entry.is_directory()) continue;
+    const std::string path = entry.path().string();
+    ScanOptions options = kl_drift_scan_options(100, 100);
+    options.plan_steps = 4;
+    auto streamed = scan_source(path, options, 1);
+    if (!streamed.ok()) continue;
+    auto runs = read_runs(path, scan_read_options());
+    ASSERT_TRUE(runs.ok()) << path;
+    std::vector<KlDriftReport> a, b;
+    for (const auto& s : streamed.value()) a.push_back(kl_drift_report(s, 100, 100));
+    for (const auto& r : runs.value()) b.push_back(kl_drift_report(r, 100, 100));
+    EXPECT_EQ(kl_drift_json(a).dump(), kl_drift_json(b).dump()) << path;
+    for (const auto& r : a) with_kl += r.metric.empty() ? 0 : 1;
+  }
+  EXPECT_GE(with_kl, 15u);
+}
+
+TEST(RunScanner, EdgesAreTheFirstAndLastFinitePointsInLoggedOrder) {
+  rldk::Run run;
+  Series s;
+  s.name = "policy/kl";
+  s.steps = {1, 2, 3, 4, 5, 3, 4, 5, 6};
+  s.values = {NAN, 0.1, 0.2, 0.3, NAN, 0.4, 0.5, 0.6, 0.7};
+  run.series["policy/kl"] = s;
+  ScanOptions options;
+  options.only = {"kl"};
+  options.edge_points = 3;
+  SourceScan scan = scan_whole_run(run, options);
+  const SeriesEdges& e = scan.edges.at("policy/kl");
+  EXPECT_EQ(e.head_steps, (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(e.head_values, (std::vector<double>{0.1, 0.2, 0.3}));
+  EXPECT_EQ(e.tail_steps, (std::vector<int64_t>{4, 5, 6}));
+  EXPECT_EQ(e.tail_values, (std::vector<double>{0.5, 0.6, 0.7}));
 }
 
 }  // namespace

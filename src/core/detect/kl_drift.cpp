@@ -11,47 +11,54 @@
 
 namespace rldk {
 
-KlDriftReport kl_drift_report(const Run& run, size_t reference_points, size_t recent_points) {
+ScanOptions kl_drift_scan_options(size_t reference_points, size_t recent_points) {
+  ScanOptions options;
+  options.only = {"kl"};
+  options.edge_points = std::max<size_t>({reference_points, recent_points, 1});
+  return options;
+}
+
+KlDriftReport kl_drift_report(const SourceScan& source, size_t reference_points, size_t recent_points) {
   KlDriftReport r;
-  r.run_id = run.run_id;
-  const Series* kl = nullptr;
+  r.run_id = source.scan.run_id;
+  r.findings = source.scan.findings;
+  r.drift = std::any_of(r.findings.begin(), r.findings.end(),
+                        [](const Finding& f) { return f.fault == "kl_drift" || f.fault == "kl_level_shift"; });
+  const SeriesEdges* kl = nullptr;
   for (const char* name : {"policy/kl", "policy/approx_kl", "policy/kl_seq"}) {
-    if ((kl = run.find(name)) != nullptr && kl->size() > 0) break;
-    kl = nullptr;
+    auto it = source.edges.find(name);
+    if (it == source.edges.end()) continue;
+    kl = &it->second;
+    r.metric = name;
+    break;
   }
   if (kl == nullptr) return r;
-  r.metric = kl->name;
-  std::vector<double> ref;
-  std::vector<int64_t> ref_steps;
-  for (size_t i = 0; i < kl->size() && ref.size() < reference_points; ++i) {
-    if (std::isfinite(kl->values[i])) ref.push_back(kl->values[i]), ref_steps.push_back(kl->steps[i]);
-  }
+  size_t n_ref = std::min(reference_points, kl->head_values.size());
+  std::vector<double> ref(kl->head_values.begin(), kl->head_values.begin() + static_cast<std::ptrdiff_t>(n_ref));
+  size_t n_recent = std::min(recent_points, kl->tail_values.size());
+  size_t from = kl->tail_values.size() - n_recent;
   double sum = 0;
-  size_t n = 0;
-  for (size_t i = kl->size(); i-- > 0 && n < recent_points;) {
-    if (!std::isfinite(kl->values[i])) continue;
-    sum += kl->values[i];
-    if (n == 0) r.recent_last = kl->steps[i];
-    r.recent_first = kl->steps[i];
-    ++n;
+  for (size_t i = kl->tail_values.size(); i-- > from;) sum += kl->tail_values[i];  // newest first, as always summed
+  if (n_recent > 0) {
+    r.recent_first = kl->tail_steps[from];
+    r.recent_last = kl->tail_steps.back();
   }
   if (!ref.empty()) {
     r.reference_mean = stats::mean(ref);
-    r.reference_first = ref_steps.front();
-    r.reference_last = ref_steps.back();
+    r.reference_first = kl->head_steps.front();
+    r.reference_last = kl->head_steps[n_ref - 1];
     double median = 0;
     stats::median_and_sigma(ref, median, r.reference_sigma);
   }
-  r.recent_mean = n ? sum / static_cast<double>(n) : detect::NaN;
+  r.recent_mean = n_recent ? sum / static_cast<double>(n_recent) : detect::NaN;
   r.ratio = r.reference_mean != 0 ? r.recent_mean / r.reference_mean : detect::NaN;
   r.change_sigma = r.reference_sigma > 0 ? (r.recent_mean - r.reference_mean) / r.reference_sigma : detect::NaN;
-  ScanOptions options;
-  options.only = {"kl"};
-  RunScan scan = scan_run(run, options);
-  r.findings = std::move(scan.findings);
-  r.drift = std::any_of(r.findings.begin(), r.findings.end(),
-                        [](const Finding& f) { return f.fault == "kl_drift" || f.fault == "kl_level_shift"; });
   return r;
+}
+
+KlDriftReport kl_drift_report(const Run& run, size_t reference_points, size_t recent_points) {
+  return kl_drift_report(scan_whole_run(run, kl_drift_scan_options(reference_points, recent_points)), reference_points,
+                         recent_points);
 }
 
 Json kl_drift_json(const std::vector<KlDriftReport>& reports) {

@@ -105,6 +105,10 @@ struct RunScanner::Metric {
   uint64_t stretch_points = 0;
   std::unique_ptr<stats::MedianSketch> magnitudes;  // |value|, kept for the loss metrics only
   std::unique_ptr<stats::StepEnvelope> envelope;    // with ScanOptions::chart_points
+  // With ScanOptions::edge_points: the first finite points, and the last ones in a ring (tail_next: oldest slot).
+  bool keep_edges = false;
+  SeriesEdges edges;
+  size_t tail_next = 0;
 };
 
 struct RunScanner::Active {
@@ -133,6 +137,7 @@ uint32_t RunScanner::add_metric(const std::string& canonical_name) {
     m.magnitudes = std::make_unique<stats::MedianSketch>();
   }
   if (options_.chart_points > 0) m.envelope = std::make_unique<stats::StepEnvelope>(options_.chart_points);
+  m.keep_edges = options_.edge_points > 0;
   if (planned_) {
     latest_.push_back(NOT_A_NUMBER);
     led_by_.emplace_back();
@@ -195,6 +200,21 @@ void RunScanner::point(uint32_t metric, int64_t step, double value) {
   m.previous = value;
   if (m.magnitudes) m.magnitudes->add(std::fabs(value));
   if (m.envelope) m.envelope->push(step, value);
+  if (m.keep_edges && finite) {
+    SeriesEdges& e = m.edges;
+    if (e.head_steps.size() < options_.edge_points) {
+      e.head_steps.push_back(step);
+      e.head_values.push_back(value);
+    }
+    if (e.tail_steps.size() < options_.edge_points) {
+      e.tail_steps.push_back(step);
+      e.tail_values.push_back(value);
+    } else {
+      e.tail_steps[m.tail_next] = step;
+      e.tail_values[m.tail_next] = value;
+      m.tail_next = (m.tail_next + 1) % options_.edge_points;
+    }
+  }
 
   if (!planned_) {
     held_.push_back({metric, step, value});
@@ -438,9 +458,8 @@ RunScan RunScanner::finish() {
       by_id[h.metric]->segments.push_back(segment);
     }
     held_.clear();
-    SourceScan whole = scan_whole_run(run, options_);
-    charts_ = std::move(whole.charts);
-    return std::move(whole.scan);
+    replayed_ = std::make_unique<SourceScan>(scan_whole_run(run, options_));
+    return std::move(replayed_->scan);
   }
   if (!planned_) plan();
   flush();
@@ -498,19 +517,30 @@ RunScan RunScanner::finish() {
   return scan;
 }
 
-std::map<std::string, ChartSeries> RunScanner::take_charts() {
-  if (charts_.empty()) {
-    std::vector<int64_t> steps;
-    for (Metric& m : metrics_) {
-      if (!m.envelope) continue;
-      ChartSeries& line = charts_[m.name];
+void RunScanner::take_series(SourceScan& out) {
+  if (replayed_) {
+    out.charts = std::move(replayed_->charts);
+    out.edges = std::move(replayed_->edges);
+    return;
+  }
+  std::vector<int64_t> steps;
+  for (Metric& m : metrics_) {
+    if (m.envelope) {
+      ChartSeries& line = out.charts[m.name];
       line.label = m.name;
       m.envelope->points(steps, line.values);
       line.steps.assign(steps.begin(), steps.end());
       m.envelope.reset();
     }
+    if (m.keep_edges && m.points > 0) {
+      // The ring's oldest point first.
+      std::rotate(m.edges.tail_steps.begin(), m.edges.tail_steps.begin() + static_cast<std::ptrdiff_t>(m.tail_next),
+                  m.edges.tail_steps.end());
+      std::rotate(m.edges.tail_values.begin(), m.edges.tail_values.begin() + static_cast<std::ptrdiff_t>(m.tail_next),
+                  m.edges.tail_values.end());
+      out.edges[m.name] = std::move(m.edges);
+    }
   }
-  return std::move(charts_);
 }
 
 void replay(const Run& run, RunScanner& scanner) {

@@ -42,8 +42,8 @@ class RunScanner {
   // would not be the run's, and the caller must scan the whole run (scan_run) instead.
   bool in_step_order() const { return planned_ ? ordered_ : true; }
   RunScan finish();
-  // After finish(), with ScanOptions::chart_points > 0: each metric's series reduced for a chart.
-  std::map<std::string, ChartSeries> take_charts();
+  // After finish(): the per-metric series summaries ScanOptions asks for (charts, edges) into `out`.
+  void take_series(SourceScan& out);
 
  private:
   struct Metric;
@@ -95,7 +95,7 @@ class RunScanner {
   bool any_point_ = false;
   int64_t first_step_ = 0, last_step_ = 0;
   StepSet steps_;
-  std::map<std::string, ChartSeries> charts_;  // filled by finish() when a whole run was replayed instead
+  std::unique_ptr<SourceScan> replayed_;  // set by finish() when the whole run was replayed instead
 };
 
 // Feeds a whole run to the scanner in step order (segment by segment; each series keeps its own order).

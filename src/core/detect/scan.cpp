@@ -88,7 +88,7 @@ SourceScan scan_whole_run(const Run& run, const ScanOptions& options) {
   detect::replay(run, scanner);
   SourceScan out;
   out.scan = scanner.finish();
-  out.charts = scanner.take_charts();
+  scanner.take_series(out);
   return out;
 }
 

@@ -43,7 +43,7 @@ class ScanSink final : public PointSink {
       if (!slot.scanner) continue;
       SourceScan& out = scans.emplace_back();
       out.scan = slot.scanner->finish();
-      out.charts = slot.scanner->take_charts();
+      slot.scanner->take_series(out);
     }
     runs_.clear();
     return scans;
