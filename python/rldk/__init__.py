@@ -9,6 +9,9 @@
     monitor = rldk.Monitor(preset="grpo_safe")     # guard rules in the training loop
     alerts = monitor.observe(step, {"kl": 0.4, "reward": 0.5})
 
+    report = rldk.scan("runs/exp1/trainer_state.json")   # what went wrong, as `rldk scan --json`
+    report.findings(at_least="warning")
+
 The engine is native (C++); the ``rldk`` command uses the same engine.
 """
 
@@ -19,6 +22,7 @@ from .errors import (InvalidArgumentError, MetricNotFoundError, RldkError, Sourc
 from .event_writer import EventWriter
 from .monitor import Monitor
 from .run import Run, Segment, Series, read_run, read_runs
+from ._scan import ScanReport, scan
 from . import contamination, evals, reward, seed, tracking  # tracking imports torch/pandas/datasets only when used
 from .seed import rng_fingerprint, seed_context, set_global_seed
 

@@ -30,6 +30,7 @@
 #include "rldk/reward_drift.h"
 #include "rldk/reward_health.h"
 #include "rldk/samples.h"
+#include "rldk/scan.h"
 #include "rldk/version.h"
 #include "binding_support.h"
 
@@ -461,6 +462,50 @@ NB_MODULE(_core, m) {
     for (auto& run : runs) replace_invalid_names(run);
     return runs;
   }, "path"_a, "run_id"_a = "", "canonical"_a = true, "format"_a = "auto");
+
+  // rldk.scan(): what `rldk scan --json` runs (streaming, a folder's files on `threads` threads), returned as the
+  // rldk.scan/v1 JSON text and each run's reader diagnostics (the JSON is parsed on the Python side, so both
+  // surfaces have the same fields).
+  m.def("scan_json", [](const std::vector<std::string>& sources, const std::vector<std::string>& only,
+                        const std::vector<std::string>& skip, unsigned threads, size_t plan_steps) {
+    const rldk::DetectorCatalog& catalog = rldk::builtin_detector_catalog();
+    for (const auto* names : {&only, &skip}) {
+      auto unknown = rldk::unknown_detector_names(*names, catalog);
+      if (!unknown.empty()) {
+        invalid_argument("unknown detector, fault type or area '" + unknown.front() + "' (see docs/detectors.md)");
+      }
+    }
+    if (plan_steps == 0) invalid_argument("plan_steps must be at least 1");
+    rldk::ScanOptions options;
+    options.only = only;
+    options.skip = skip;
+    options.plan_steps = plan_steps;
+    std::vector<rldk::RunScan> scans;
+    std::vector<rldk::Diagnostics> diagnostics;
+    std::string text;
+    {
+      nb::gil_scoped_release release;  // reading and scanning are pure C++
+      for (const auto& source : sources) {
+        auto runs = rldk::scan_source(source, options, threads);
+        if (!runs.ok()) {
+          nb::gil_scoped_acquire again;
+          raise(runs.error());
+        }
+        for (auto& run : runs.value()) {
+          scans.push_back(std::move(run.scan));
+          diagnostics.push_back(std::move(run.diagnostics));
+        }
+      }
+      text = rldk::scan_json(scans).dump(-1);
+    }
+    nb::list per_run;
+    for (const auto& d : diagnostics) {
+      nb::list one;
+      for (const auto& example : d.examples()) one.append(diagnostic_dict(example));
+      per_run.append(one);
+    }
+    return nb::make_tuple(text, per_run);
+  }, "sources"_a, "only"_a, "skip"_a, "threads"_a, "plan_steps"_a);
 
   // rldk.reward.health(): the same accumulator and checks as `rldk reward health`, returned as its JSON text
   // (parsed into a dict on the Python side, so both surfaces have the same fields).

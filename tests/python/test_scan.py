@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import jsonschema
+import pytest
 from conftest import rldk_binary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,3 +183,30 @@ def test_a_log_sorted_by_metric_scans_like_the_log_in_step_order(tmp_path):
     assert out[0] == out[1] == out[2]
     onsets = sorted(f["onset_step"] for f in out[0][1])
     assert any(1000 <= s <= 1010 for s in onsets) and any(s >= 2200 for s in onsets), onsets
+
+
+def test_python_scan_is_the_cli_scan(tmp_path):
+    """rldk.scan() runs the same engine as `rldk scan --json`: the same document, the reader's diagnostics per run,
+    and the same checks of its arguments."""
+    import rldk
+
+    log = tmp_path / "shifted.jsonl"
+    log.write_text(SHIFTED.read_text() + '{"step": 2000, "kl": \n')  # a bad last line
+    report = rldk.scan(log)
+    code, cli, _ = scan(log, "--fail-on", "never")
+    assert dict(report) == cli
+    assert report.schema == "rldk.scan/v1" and len(report.runs) == 1
+    assert any(d["line"] == len(SHIFTED.read_text().splitlines()) + 1 for d in report.diagnostics[0])
+    warnings = report.findings(at_least="warning")
+    assert warnings and all(f["severity"] in ("warning", "critical") and f["run_id"] == "shifted" for f in warnings)
+    assert dict(rldk.scan(log, only="kl_level_shift")) == scan(log, "--only", "kl_level_shift", "--fail-on",
+                                                                "never")[1]
+    assert dict(rldk.scan(CLEAN, SHIFTED, skip=["kl"], threads=1, plan_steps=8)) == scan(
+        CLEAN, SHIFTED, "--skip", "kl", "--plan-steps", "8", "--fail-on", "never")[1]
+    for bad in (dict(only="no_such_detector"), dict(threads=-1), dict(plan_steps=0), dict(skip=3)):
+        with pytest.raises(rldk.InvalidArgumentError):
+            rldk.scan(log, **bad)
+    with pytest.raises(rldk.SourceNotFoundError):
+        rldk.scan(tmp_path / "missing.jsonl")
+    with pytest.raises(rldk.InvalidArgumentError):
+        rldk.scan()
