@@ -109,7 +109,49 @@ struct RunScanner::Metric {
   bool keep_edges = false;
   SeriesEdges edges;
   size_t tail_next = 0;
+
+  void record(int64_t step, double value, size_t edge_points);
 };
+
+// The metric's whole-run facts, updated with each of its points in the order they were logged.
+void RunScanner::Metric::record(int64_t step, double value, size_t edge_points) {
+  ++points;
+  bool finite = std::isfinite(value);
+  // The stretch is consecutive points of one segment: a restart (the step going back) ends it.
+  if (stretch_open && step < stretch_end_step) stretch_open = false;
+  if (!finite) {
+    ++non_finite;
+    if (!went_non_finite) {
+      went_non_finite = stretch_open = true;
+      first_non_finite_step = step;
+      first_non_finite_value = value;
+      last_finite_value = points > 1 ? previous : NOT_A_NUMBER;
+    }
+    if (stretch_open) {
+      stretch_end_step = step;
+      ++stretch_points;
+    }
+  } else {
+    stretch_open = false;
+  }
+  previous = value;
+  if (magnitudes) magnitudes->add(std::fabs(value));
+  if (envelope) envelope->push(step, value);
+  if (keep_edges && finite) {
+    if (edges.head_steps.size() < edge_points) {
+      edges.head_steps.push_back(step);
+      edges.head_values.push_back(value);
+    }
+    if (edges.tail_steps.size() < edge_points) {
+      edges.tail_steps.push_back(step);
+      edges.tail_values.push_back(value);
+    } else {
+      edges.tail_steps[tail_next] = step;
+      edges.tail_values[tail_next] = value;
+      tail_next = (tail_next + 1) % edge_points;
+    }
+  }
+}
 
 struct RunScanner::Active {
   size_t catalog_index = 0;
@@ -169,52 +211,15 @@ void RunScanner::point(uint32_t metric, int64_t step, double value) {
     if (!planned_ && ordered_ && steps_seen_ > options_.plan_steps) plan();
   } else if (step < segment_max_) {
     ordered_ = false;
-    if (planned_) return;  // the caller will scan the whole run instead
   }
-  if (planned_ && !ordered_) return;
+  if (planned_ && !ordered_) return;  // out of order after planning: the caller scans the whole run instead
 
   first_step_ = any_point_ ? std::min(first_step_, step) : step;
   last_step_ = any_point_ ? std::max(last_step_, step) : step;
   any_point_ = true;
   steps_.insert(step);
   Metric& m = metrics_[metric];
-  ++m.points;
-  bool finite = std::isfinite(value);
-  // The stretch is consecutive points of one segment: a restart (the step going back) ends it.
-  if (m.stretch_open && step < m.stretch_end_step) m.stretch_open = false;
-  if (!finite) {
-    ++m.non_finite;
-    if (!m.went_non_finite) {
-      m.went_non_finite = m.stretch_open = true;
-      m.first_non_finite_step = step;
-      m.first_non_finite_value = value;
-      m.last_finite_value = m.points > 1 ? m.previous : NOT_A_NUMBER;
-    }
-    if (m.stretch_open) {
-      m.stretch_end_step = step;
-      ++m.stretch_points;
-    }
-  } else {
-    m.stretch_open = false;
-  }
-  m.previous = value;
-  if (m.magnitudes) m.magnitudes->add(std::fabs(value));
-  if (m.envelope) m.envelope->push(step, value);
-  if (m.keep_edges && finite) {
-    SeriesEdges& e = m.edges;
-    if (e.head_steps.size() < options_.edge_points) {
-      e.head_steps.push_back(step);
-      e.head_values.push_back(value);
-    }
-    if (e.tail_steps.size() < options_.edge_points) {
-      e.tail_steps.push_back(step);
-      e.tail_values.push_back(value);
-    } else {
-      e.tail_steps[m.tail_next] = step;
-      e.tail_values[m.tail_next] = value;
-      m.tail_next = (m.tail_next + 1) % options_.edge_points;
-    }
-  }
+  m.record(step, value, options_.edge_points);
 
   if (!planned_) {
     held_.push_back({metric, step, value});
