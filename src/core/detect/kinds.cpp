@@ -99,20 +99,20 @@ DetectorSpec for_logging_interval(const DetectorSpec& spec, double interval) {
   return scaled;
 }
 
+double logging_interval(const std::vector<int64_t>& steps) {
+  std::vector<double> gaps;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    if (steps[i] > steps[i - 1]) gaps.push_back(static_cast<double>(steps[i] - steps[i - 1]));
+  }
+  return gaps.empty() ? 1 : std::max(1.0, stats::median_in_place(gaps));
+}
+
 double logging_interval(const Run& run) {
   const Series* densest = nullptr;
   for (const auto& [name, s] : run.series) {
     if (densest == nullptr || s.size() > densest->size()) densest = &s;
   }
-  if (densest == nullptr || densest->size() < 2) return 1;
-  std::vector<double> gaps;
-  gaps.reserve(densest->size() - 1);
-  for (size_t i = 1; i < densest->size(); ++i) {
-    int64_t gap = densest->steps[i] - densest->steps[i - 1];
-    if (gap > 0) gaps.push_back(static_cast<double>(gap));  // a restart goes back: not a gap
-  }
-  if (gaps.empty()) return 1;
-  return std::max(1.0, stats::median_in_place(gaps));
+  return densest == nullptr ? 1 : logging_interval(densest->steps);
 }
 
 bool SmoothedLevel::push(double v, int64_t step) {

@@ -67,7 +67,10 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec);
 // by the interval, never below a floor that keeps its statistics meaningful (or the original, if that is smaller).
 // Rates, thresholds and memory bounds are left alone. interval <= 1 returns the spec unchanged.
 DetectorSpec for_logging_interval(const DetectorSpec& spec, double interval);
-// The run's logging interval in steps: the median gap between the logged steps of its densest series.
+// A series' logging interval in steps: the median gap between its logged steps (a step going back, a restart, is
+// not a gap); 1 without a gap. The scan takes it from the run's densest series.
+double logging_interval(const std::vector<int64_t>& steps);
+// The run's logging interval: that of its densest series.
 double logging_interval(const Run& run);
 
 }  // namespace rldk::detect

@@ -288,7 +288,7 @@ void RunScanner::resolve_new(uint32_t metric) {
 
 void RunScanner::plan() {
   planned_ = true;
-  // The logging interval: the median gap between the steps of the densest metric (the first by name of equals).
+  // The logging interval of the densest metric (the first by name of equals).
   const Metric* densest = nullptr;
   uint32_t densest_id = 0;
   for (uint32_t id = 0; id < metrics_.size(); ++id) {
@@ -298,19 +298,11 @@ void RunScanner::plan() {
       densest_id = id;
     }
   }
-  interval_ = 1;
-  if (densest != nullptr && densest->points >= 2) {
-    std::vector<double> gaps;
-    bool has_previous = false;
-    int64_t previous = 0;
-    for (const Held& h : held_) {
-      if (h.metric != densest_id) continue;
-      if (has_previous && h.step > previous) gaps.push_back(static_cast<double>(h.step - previous));
-      previous = h.step;
-      has_previous = true;
-    }
-    if (!gaps.empty()) interval_ = std::max(1.0, stats::median_in_place(gaps));
+  std::vector<int64_t> steps;
+  for (const Held& h : held_) {
+    if (densest != nullptr && h.metric == densest_id) steps.push_back(h.step);
   }
+  interval_ = logging_interval(steps);
 
   latest_.assign(metrics_.size(), NOT_A_NUMBER);
   led_by_.assign(metrics_.size(), {});
