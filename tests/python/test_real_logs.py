@@ -20,9 +20,6 @@ KNOWN_GAPS = {
                           "level-shift detector dates the shift at 620",
     },
     "trl_grpo_qwen25vl_aokvqa_length_collapse": {
-        "no_signal": "zero-gradient steps alternate with huge spikes, so three zero norms in a row come only at "
-                     "step 130; the group fraction (0.7-1.0) is judged against the 0.9 fallback because the reward "
-                     "is not a 0/1 rate",
         "grad_explosion": "three isolated spikes (48-404) between zero norms: no warm-up baseline exists in 49 points",
     },
     "trl_tiny_dpo_lr_blowup": {

@@ -7,8 +7,10 @@
 // starts negative, such as a log-probability, a factor above 1 makes the bound more negative). The starting level
 // is the least extreme of the first start_points values in the watched direction (their maximum for a fall, their
 // minimum for a rise): when the change begins inside those first points, the level before it still counts.
-// An episode opens after min_points consecutive points beyond the warning level, lasts while points stay beyond it
-// (max_gap quiet points allowed) and is critical when min_points of them pass the critical level. Its onset is
+// An episode opens after min_points points beyond the warning level with at most open_max_gap quiet points between
+// consecutive ones (0: an unbroken stretch; a bound that is a state, such as a gradient norm of zero, allows a few:
+// a norm that is zero at most steps between some large ones is as much "no gradient" as an unbroken stretch of
+// zeros), lasts while points stay beyond it (max_gap quiet points allowed) and is critical when min_points of them pass the critical level. Its onset is
 // where the excursion began (onset_of_excursion), not the crossing; with `onset: crossing` it is the first
 // crossing itself, for bounds that are a state rather than a change (a gradient norm of exactly zero: the decline
 // before it is not yet "no gradient").
@@ -36,6 +38,7 @@ class Bound final : public Detector {
     date_change_ = s.option("onset", "change") == "change";
     min_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("min_points", 2)));
     max_gap_ = std::max<int64_t>(0, static_cast<int64_t>(s.param("max_gap", 1)));
+    open_max_gap_ = std::max<int64_t>(0, static_cast<int64_t>(s.param("open_max_gap", 0)));
     start_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("start_points", 3)));
     onset_fraction_ = std::clamp(s.param("onset_fraction", 0.5), 0.0, 1.0);
     history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
@@ -44,7 +47,7 @@ class Bound final : public Detector {
     finish();
     seen_ = 0;
     start_ = NaN;
-    run_ = 0;
+    pending_ = pending_quiet_ = 0;
     history_.reset();
   }
   void observe(int64_t step, const double* x) override {
@@ -61,24 +64,35 @@ class Bound final : public Detector {
     bool beyond = up_ ? v > warning : v < warning;
     bool beyond_critical = !std::isnan(critical) && (up_ ? v > critical : v < critical);
     if (!beyond) {
-      run_ = 0;
-      if (episode_.open && ++episode_.quiet_points > max_gap_) close();
+      if (episode_.open) {
+        if (++episode_.quiet_points > max_gap_) close();
+      } else if (pending_ > 0 && ++pending_quiet_ > open_max_gap_) {
+        pending_ = 0;
+      }
       return;
     }
-    if (++run_ == 1 && !episode_.open) first_crossing_onset_ = date_change_ ? onset_of_excursion(warning) : step;
     if (episode_.open) {
       add(step, v, beyond_critical);
       return;
     }
-    if (run_ < min_points_) return;
-    // Confirmed: the episode starts where the change began and holds every point since the first crossing.
+    if (pending_ == 0) {
+      first_crossing_onset_ = date_change_ ? onset_of_excursion(warning) : step;
+      first_crossing_step_ = step;
+    }
+    pending_quiet_ = 0;
+    if (++pending_ < min_points_) return;
+    // Confirmed: the episode starts where the change began and holds every point beyond the bound since the first
+    // crossing.
+    pending_ = 0;
     alarm(step);
     episode_.begin(first_crossing_onset_);
     critical_points_ = 0;
     alarm_step_ = step;
-    for (int i = std::max(0, history_.size() - static_cast<int>(run_)); i < history_.size(); ++i) {
+    int first = history_.size() - 1;
+    while (first > 0 && history_.step_from_oldest(first - 1) >= first_crossing_step_) --first;
+    for (int i = first; i < history_.size(); ++i) {
       double raw = log_ ? std::exp(history_.at_from_oldest(i)) : history_.at_from_oldest(i);
-      add(history_.step_from_oldest(i), raw, up_ ? raw > critical : raw < critical);
+      if (up_ ? raw > warning : raw < warning) add(history_.step_from_oldest(i), raw, up_ ? raw > critical : raw < critical);
     }
     episode_.onset = first_crossing_onset_;
   }
@@ -172,11 +186,11 @@ class Bound final : public Detector {
   std::string side_name_;
   bool up_ = true, relative_ = false, log_ = false, resolved_ = false, date_change_ = true;
   const HealthyRange::Side* side_ = nullptr;
-  int64_t min_points_, max_gap_, start_points_;
-  int64_t seen_ = 0, run_ = 0, critical_points_ = 0, alarm_step_ = 0;
+  int64_t min_points_, max_gap_, open_max_gap_, start_points_;
+  int64_t seen_ = 0, pending_ = 0, pending_quiet_ = 0, critical_points_ = 0, alarm_step_ = 0;
   double start_ = NaN, onset_fraction_ = 0.5;
   std::vector<double> scratch_, diffs_;
-  int64_t first_crossing_onset_ = 0;
+  int64_t first_crossing_onset_ = 0, first_crossing_step_ = 0;
   RingWindow history_;
   Episode episode_;
 };
