@@ -21,8 +21,13 @@ OPTIONS = ("direction", "transform", "other_direction")
 
 def _inputs(d):
     if "metric" in d:
-        return "value: " + ", ".join(d["metric"])
-    return "; ".join("%s: %s" % (role, ", ".join(names)) for role, names in d["inputs"].items())
+        text = "value: " + ", ".join(d["metric"])
+    else:
+        text = "; ".join("%s: %s" % (role, ", ".join(names)) for role, names in d["inputs"].items())
+    # Context inputs are read when the run logs them; they never make a detector skip.
+    for role, names in d.get("context", {}).items():
+        text += "; %s (if logged): %s" % (role, ", ".join(names if isinstance(names, list) else [names]))
+    return text
 
 
 def _condition(c):

@@ -49,6 +49,9 @@ struct DetectorSpec {
   // Inputs by role; each role lists candidate canonical metric names, the first one the run has is used. The first
   // role drives the detector (its steps are the detector's steps); other roles carry their latest value forward.
   std::vector<std::pair<std::string, std::vector<std::string>>> inputs;
+  // The first required_inputs roles must be logged for the detector to run; the roles after them (the catalog's
+  // `context:`) are read when the run logs them and read NaN when it does not.
+  size_t required_inputs = 0;
   std::map<std::string, double> params;        // numeric parameters (documented defaults in the catalog)
   std::map<std::string, std::string> options;  // word parameters: direction, transform
   std::vector<ThresholdCondition> conditions;  // threshold kind only

@@ -114,6 +114,49 @@ TEST(Scan, ControllerThatStoppedUpdatingIsFoundAFixedCoefficientIsNot) {
   EXPECT_TRUE(run_detector_on_values(*spec, {{"policy/kl", kl}, {"policy/kl_coef", fixed}}).empty());
 }
 
+// An entropy that turns and climbs 1.5x from its low is a rebound, but not when the whole climb is a few hundredths
+// of a nat (a nearly deterministic policy wandering between 0.021 and 0.033 nats per token, as in a healthy verl
+// PPO run printed with 3 decimals): the same shape ten times higher is one.
+TEST(Scan, EntropyReboundNeedsARiseInNatsNotOnlyARatio) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_rebound");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> small, large;
+  for (int i = 0; i < 200; ++i) {
+    double level = i < 100 ? 0.035 - 0.014 * i / 100.0 : 0.021 + 0.012 * std::min(1.0, (i - 100) / 30.0);
+    double v = std::round((level + 0.0015 * std::sin(i * 2.3)) * 1000) / 1000;  // printed with 3 decimals
+    small.push_back(v);
+    large.push_back(10 * v);
+  }
+  EXPECT_TRUE(run_detector_on_values(*spec, {{"policy/entropy", small}}).empty());
+  EXPECT_EQ(run_detector_on_values(*spec, {{"policy/entropy", large}}).size(), 1u);
+}
+
+// Entropy under 10 % of its start is a warning; with the reward climbing over the run it is a policy converging on
+// what it learned (one severity lower, the reward's rise in the evidence), with a flat reward it stays a warning.
+TEST(Scan, EntropyBelowStartIsANoteWhileTheRewardClimbs) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_below_start");
+  ASSERT_NE(spec, nullptr);
+  ASSERT_EQ(spec->required_inputs, 1u);
+  std::vector<double> entropy, climbing, flat;
+  for (int i = 0; i < 120; ++i) {
+    entropy.push_back(0.4 * std::exp(-i / 25.0) + 0.02);
+    climbing.push_back(0.25 + 0.7 * (1 - std::exp(-i / 30.0)) + 0.01 * std::sin(i * 1.7));
+    flat.push_back(0.25 + 0.01 * std::sin(i * 1.7));
+  }
+  auto converging = run_detector_on_values(*spec, {{"policy/entropy", entropy}, {"reward/mean", climbing}});
+  ASSERT_EQ(converging.size(), 1u);
+  EXPECT_EQ(converging[0].severity, Severity::info);
+  EXPECT_GT(converging[0].evidence.at("progress_level"), converging[0].evidence.at("progress_start") + 0.5);
+  auto collapsing = run_detector_on_values(*spec, {{"policy/entropy", entropy}, {"reward/mean", flat}});
+  ASSERT_EQ(collapsing.size(), 1u);
+  EXPECT_EQ(collapsing[0].severity, Severity::warning);
+  EXPECT_EQ(collapsing[0].evidence.count("progress_level"), 0u);
+  // The reward is context: a run that does not log it is still judged.
+  auto alone = run_detector_on_values(*spec, {{"policy/entropy", entropy}});
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].severity, Severity::warning);
+}
+
 TEST(Scan, LevelShiftIsOneEpisodeWithOnsetAtTheChange) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

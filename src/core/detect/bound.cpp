@@ -14,8 +14,16 @@
 // where the excursion began (onset_of_excursion), not the crossing; with `onset: crossing` it is the first
 // crossing itself, for bounds that are a state rather than a change (a gradient norm of exactly zero: the decline
 // before it is not yet "no gradient").
+//
+// A `progress` context input (the reward) tells a run that converges from one that collapses: an entropy that
+// falls while the reward climbs to its ceiling is a policy sharpening on what it learned (published GSM8K
+// baselines fall to 6 % of their starting entropy that way), the same fall with a flat or falling reward is the
+// collapse. With progress_min_sigma > 0, a finding whose progress metric rose over the run (the median of its
+// last 5 values above the median of its first 5 by progress_min_sigma early noise units and by a tenth of the
+// larger level) is reported one severity lower, saying why.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "detect/kind_support.h"
 #include "rldk/metric_dictionary.h"
@@ -42,6 +50,8 @@ class Bound final : public Detector {
     start_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("start_points", 3)));
     onset_fraction_ = std::clamp(s.param("onset_fraction", 0.5), 0.0, 1.0);
     history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
+    progress_min_sigma_ = s.param("progress_min_sigma", 0.0);
+    progress_recent_.configure(PROGRESS_POINTS);
   }
   void reset() override {
     finish();
@@ -49,8 +59,11 @@ class Bound final : public Detector {
     start_ = NaN;
     pending_ = pending_quiet_ = 0;
     history_.reset();
+    progress_early_.clear();
+    progress_recent_.reset();
   }
   void observe(int64_t step, const double* x) override {
+    if (progress_min_sigma_ > 0 && spec_.inputs.size() > 1) track_progress(step, x[1]);
     double v = x[0];
     if (!std::isfinite(v)) return;
     if (!resolved_ && !resolve()) return;
@@ -158,6 +171,26 @@ class Bound final : public Detector {
     if (!(after > TAKE_OFF_RATIO * std::max({before, noise, 0.0}))) return -1;
     return history_.step_from_oldest(from + static_cast<int>(take_off));
   }
+  // The progress metric as it stood at each point of the watched one (its latest value; the two are logged
+  // together in the usual case).
+  void track_progress(int64_t step, double p) {
+    if (!std::isfinite(p)) return;
+    if (progress_early_.size() < PROGRESS_EARLY_POINTS) progress_early_.push_back(p);
+    progress_recent_.push(p, step);
+  }
+  // The progress metric's start and current levels when it rose clearly over the run; false otherwise.
+  bool progress_rose(double& start, double& now) {
+    if (progress_early_.size() < 2 * PROGRESS_POINTS || !progress_recent_.full()) return false;
+    scratch_.assign(progress_early_.begin(), progress_early_.begin() + PROGRESS_POINTS);
+    start = stats::median_in_place(scratch_);
+    scratch_.clear();
+    for (int i = 0; i < progress_recent_.size(); ++i) scratch_.push_back(progress_recent_.at_from_oldest(i));
+    now = stats::median_in_place(scratch_);
+    scratch_ = progress_early_;
+    double noise = stats::difference_noise(scratch_);
+    double rise = now - start;
+    return rise > progress_min_sigma_ * noise && rise >= 0.1 * std::max(std::fabs(start), std::fabs(now));
+  }
   void add(int64_t step, double v, bool beyond_critical) {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
     episode_.add(step, v, up_ ? w : -w);
@@ -179,8 +212,25 @@ class Bound final : public Detector {
       evidence["ratio"] = start_ != 0 ? episode_.peak_value / start_ : NaN;
       evidence["bound_factor"] = side_->warning;
     }
+    double progress_start = NaN, progress_now = NaN;
+    bool converging = progress_min_sigma_ > 0 && progress_rose(progress_start, progress_now);
+    if (converging) {
+      evidence["progress_start"] = progress_start;
+      evidence["progress_level"] = progress_now;
+    }
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
-    if (critical_points_ >= min_points_) findings_.back().severity = Severity::critical;
+    Finding& f = findings_.back();
+    if (critical_points_ >= min_points_) f.severity = Severity::critical;
+    if (!converging) return;
+    f.severity = f.severity == Severity::critical ? Severity::warning : Severity::info;
+    char note[320];
+    std::snprintf(note, sizeof note,
+                  " Meanwhile %s rose from %.3g to %.3g: a policy converging on what it learned sharpens as well, so "
+                  "this is a %s rather than a %s; if %s stops improving, exploration is what the run lacks.",
+                  metric_names[1].c_str(), progress_start, progress_now,
+                  f.severity == Severity::info ? "note" : "warning", f.severity == Severity::info ? "warning" : "critical",
+                  metric_names[1].c_str());
+    f.explanation += note;
   }
 
   std::string side_name_;
@@ -191,6 +241,12 @@ class Bound final : public Detector {
   double start_ = NaN, onset_fraction_ = 0.5;
   std::vector<double> scratch_, diffs_;
   int64_t first_crossing_onset_ = 0, first_crossing_step_ = 0;
+  // The progress context input: its first values (for its start level and early noise) and its last ones.
+  static constexpr int PROGRESS_POINTS = 5;
+  static constexpr size_t PROGRESS_EARLY_POINTS = 20;
+  double progress_min_sigma_ = 0;
+  std::vector<double> progress_early_;
+  RingWindow progress_recent_;
   RingWindow history_;
   Episode episode_;
 };

@@ -19,7 +19,8 @@ namespace {
 
 const std::set<std::string> DETECTOR_KEYS = {"id",     "fault",     "area",  "severity",    "kind",  "title",
                                              "metric", "inputs",    "params", "explanation", "fixes", "test",
-                                             "when",   "direction", "transform", "other_direction", "bound", "onset"};
+                                             "when",   "direction", "transform", "other_direction", "bound", "onset",
+                                             "context"};
 const std::set<std::string> AREAS = {"kl",   "entropy",   "reward",    "gradients", "advantages", "ratio",
                                      "loss", "optimizer", "throughput", "data",      "numerics"};
 
@@ -186,12 +187,21 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
       d.inputs.emplace_back(kv.first.as<std::string>(), std::move(names).value());
     }
   }
+  d.required_inputs = d.inputs.size();
+  if (YAML::Node context = node["context"]) {
+    if (!context.IsMap()) return catalog_error(origin, context, "context must map a role to metric names");
+    for (const auto& kv : context) {
+      auto names = string_list(origin, kv.second, "context");
+      if (!names.ok()) return names.error();
+      d.inputs.emplace_back(kv.first.as<std::string>(), std::move(names).value());
+    }
+  }
   for (auto& [role, names] : d.inputs) {
     for (auto& n : names) n = dict.canonical_name(n);
   }
   if (d.inputs.empty() && d.kind != "non_finite") return catalog_error(origin, node, "detector needs 'metric' or 'inputs'");
   size_t needed = d.kind == "controller" || d.kind == "co_trend" || d.kind == "zero_variance_groups" ? 2 : 1;
-  if (d.kind != "non_finite" && d.inputs.size() < needed) {
+  if (d.kind != "non_finite" && d.required_inputs < needed) {
     return catalog_error(origin, node, "kind " + d.kind + " needs " + std::to_string(needed) + " inputs");
   }
 

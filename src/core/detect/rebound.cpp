@@ -3,8 +3,11 @@
 // mid-run after the usual early decline: the run's last fifth never gets far above its first. Judged against the
 // run's own lowest level, on a log scale (entropy noise is multiplicative):
 //   - the level is the median of the last `smooth` points (one odd batch is not a rise);
-//   - a point is up when the level is at least min_ratio times the lowest level so far, and the rise is at least
-//     min_sigma times the point-to-point noise of the recent points (stats::difference_noise);
+//   - a point is up when the level is at least min_ratio times the lowest level so far, the rise is at least
+//     min_sigma times the point-to-point noise of the recent points (stats::difference_noise), and the level rose
+//     by at least min_rise in the metric's own units (an entropy that climbs from 0.021 to 0.033 nats per token
+//     changes the sampling distribution's effective number of choices per token, e^H, by about 1 %: a ratio
+//     alone reads that as a rebound);
 //   - min_points consecutive up points (max_gap quiet points allowed) make an episode. Its onset is where the climb
 //     from the lowest level began (stats::ramp_start over the points since the lowest one).
 #include <algorithm>
@@ -20,6 +23,7 @@ class Rebound final : public Detector {
   explicit Rebound(const DetectorSpec& s) : Detector(s) {
     log_min_ratio_ = std::log(std::max(1.0, s.param("min_ratio", 1.5)));
     min_sigma_ = s.param("min_sigma", 4.0);
+    min_rise_ = s.param("min_rise", 0.0);
     sustained_.configure(static_cast<int64_t>(s.param("min_points", 5)), static_cast<int64_t>(s.param("max_gap", 1)));
     level_.configure(static_cast<int>(s.param("smooth", 5)), static_cast<int>(s.param("history", 64)));
   }
@@ -39,7 +43,8 @@ class Rebound final : public Detector {
       low_step_ = step;
     }
     double rise = level - low_;
-    bool up = rise >= log_min_ratio_ && rise >= min_sigma_ * level_.noise();
+    bool up = rise >= log_min_ratio_ && std::exp(level) - std::exp(low_) >= min_rise_ &&
+              rise >= min_sigma_ * level_.noise();
     // The climb began after the lowest level: a hinge fit over the points since then dates where it took off.
     if (up && !sustained_.episode().open) onset_ = level_.onset_after(low_step_, 1.0);
     if (sustained_.feed(step, up, x[0], rise)) emit();
@@ -60,7 +65,7 @@ class Rebound final : public Detector {
             {"ratio", lowest > 0 ? e.peak_value / lowest : NaN},
             {"points", static_cast<double>(e.points)}});
   }
-  double log_min_ratio_, min_sigma_;
+  double log_min_ratio_, min_sigma_, min_rise_;
   Sustained sustained_;
   SmoothedLevel level_;
   bool have_low_ = false;

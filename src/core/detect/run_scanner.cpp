@@ -469,13 +469,18 @@ RunScan RunScanner::finish() {
   scan.step_count = steps_.size();
   std::set<std::string> areas_checked;
   std::vector<std::pair<size_t, SkippedDetector>> skipped;
+  // Only a required input that the run never logged makes a detector skip (context inputs may be absent).
+  auto lacks_input = [](const DetectorSpec& spec, const std::vector<uint32_t>& inputs) {
+    auto required_end = inputs.begin() + static_cast<std::ptrdiff_t>(std::min(spec.required_inputs, inputs.size()));
+    return std::find(inputs.begin(), required_end, NO_METRIC) != required_end;
+  };
   auto missing = [](const DetectorSpec& spec, const std::vector<uint32_t>& inputs) {
     size_t r = static_cast<size_t>(std::find(inputs.begin(), inputs.end(), NO_METRIC) - inputs.begin());
     const auto& candidates = spec.inputs[r].second;
     return "missing metric " + (candidates.size() == 1 ? candidates.front() : candidates.front() + " (or an alternative)");
   };
   for (const auto& active : active_) {
-    if (std::find(active->inputs.begin(), active->inputs.end(), NO_METRIC) != active->inputs.end()) {
+    if (lacks_input(active->spec, active->inputs)) {
       skipped.push_back({active->catalog_index, {active->spec.id, missing(active->spec, active->inputs)}});
       continue;
     }
