@@ -157,6 +157,29 @@ TEST(Scan, EntropyBelowStartIsANoteWhileTheRewardClimbs) {
   EXPECT_EQ(alone[0].severity, Severity::warning);
 }
 
+// A reward that gives back most of its gain is a collapse while it stays down; when it later climbs above the
+// best level it fell from, the finding stays as a note that says where it recovered.
+TEST(Scan, RewardDipThatRecoversAboveItsBestIsANote) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("reward_collapse");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> collapsed, recovered;
+  for (int i = 0; i < 160; ++i) {
+    double noise = 0.01 * std::sin(i * 1.9);
+    double rise = 0.1 + 0.4 * std::min(1.0, i / 40.0);
+    double dip = i >= 60 && i < 80 ? 0.1 : rise;
+    collapsed.push_back((i >= 60 ? 0.1 : rise) + noise);
+    recovered.push_back((i < 80 ? dip : 0.5 + 0.3 * std::min(1.0, (i - 80) / 20.0)) + noise);
+  }
+  auto stays = run_detector_on_values(*spec, {{"reward/mean", collapsed}});
+  ASSERT_EQ(stays.size(), 1u);
+  EXPECT_EQ(stays[0].severity, Severity::warning);
+  auto dip = run_detector_on_values(*spec, {{"reward/mean", recovered}});
+  ASSERT_EQ(dip.size(), 1u);
+  EXPECT_EQ(dip[0].severity, Severity::info);
+  EXPECT_GT(dip[0].evidence.at("recovered_step"), 80);
+  EXPECT_NE(dip[0].explanation.find("dip and not a collapse"), std::string::npos);
+}
+
 TEST(Scan, LevelShiftIsOneEpisodeWithOnsetAtTheChange) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

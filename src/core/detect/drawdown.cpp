@@ -7,9 +7,13 @@
 //   - a point is down when the level is below best - giveback x max(rise, min_relative x |best|), and the drop is at
 //     least min_sigma times the point-to-point noise of the recent points (stats::difference_noise);
 //   - min_points consecutive down points make an episode. Its onset is where the decline from the best level began
-//     (stats::ramp_start over the points since the best one).
+//     (stats::ramp_start over the points since the best one);
+//   - an episode after which the level climbs above the best level it fell from was a dip, not a collapse (a sparse
+//     reward of a few prompts per step swings that way while the run learns): its finding stays, as a note that
+//     says where the metric recovered. A live monitor has raised it already at its confirmation.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "detect/kind_support.h"
 
@@ -29,6 +33,7 @@ class Drawdown final : public Detector {
     finish();
     level_.reset();
     have_best_ = false;
+    dips_.clear();
   }
   void observe(int64_t step, const double* x) override {
     double v = x[0];
@@ -44,6 +49,7 @@ class Drawdown final : public Detector {
       best_ = level;
       best_step_ = step;
       low_before_best_ = low_;
+      if (!sustained_.episode().open) recovered(step, level);
     }
     low_ = std::min(low_, level);
     double rise = best_ - low_before_best_;
@@ -64,8 +70,29 @@ class Drawdown final : public Detector {
   struct Drop {
     double best = 0, rise = 0, drop = 0;
   };
+  // The findings whose metric has now climbed above the best level they fell from become notes.
+  void recovered(int64_t step, double level) {
+    for (const Dip& dip : dips_) {
+      if (!(level > dip.best)) continue;
+      // The monitor clears findings as it reads their alarms: the dip is found again by its steps, or it is gone.
+      for (Finding& f : findings_) {
+        if (f.onset_step != dip.onset || f.end_step != dip.end || f.severity == Severity::info) continue;
+        f.severity = Severity::info;
+        f.evidence["recovered_step"] = static_cast<double>(step);
+        f.evidence["recovered_level"] = level;
+        char note[200];
+        std::snprintf(note, sizeof note,
+                      " This did not last: its level reached %.4g at step %lld, above the best level it had "
+                      "fallen from, so it was a dip and not a collapse.",
+                      level, static_cast<long long>(step));
+        f.explanation += note;
+      }
+    }
+    dips_.erase(std::remove_if(dips_.begin(), dips_.end(), [&](const Dip& d) { return level > d.best; }), dips_.end());
+  }
   void emit() {
     const Episode& e = sustained_.episode();
+    dips_.push_back({onset_, e.end, last_drop_.best});
     report(onset_, e.end, e.peak_step, e.peak_value,
            {{"best", last_drop_.best},
             {"rise", last_drop_.rise},
@@ -80,6 +107,12 @@ class Drawdown final : public Detector {
   double best_ = 0, low_ = 0, low_before_best_ = 0;
   int64_t best_step_ = 0, onset_ = 0;
   Drop last_drop_;
+  // Episodes reported whose metric has not yet climbed above the best level they fell from.
+  struct Dip {
+    int64_t onset = 0, end = 0;
+    double best = 0;
+  };
+  std::vector<Dip> dips_;
 };
 
 }  // namespace
