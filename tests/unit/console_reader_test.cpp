@@ -566,6 +566,165 @@ TEST(ConsoleKaggle, NotebookLogRecordsAreUnwrapped) {
   EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
 }
 
+// ---------------------------------------------------------------- Jupyter / Colab notebooks
+
+// A notebook saved with its outputs, as nbformat writes it (one string per line of text): a markdown cell whose
+// example table must not be read, a cell whose stdout holds a TRL dict split over two text pieces after a tqdm
+// counter on stderr, and HF's notebook progress table (an HTML table, "completions / clipped_ratio" for the logged
+// "completions/clipped_ratio", a "No log" cell, an entity in a header) displayed by the training cell.
+constexpr const char* NOTEBOOK = R"nb({
+ "cells": [
+  {
+   "cell_type": "markdown",
+   "metadata": {},
+   "source": [
+    "| Step | Training Loss | reward |\n",
+    "|---|---|---|\n",
+    "| 1 | 0.5 | 0.9 |\n"
+   ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 3,
+   "metadata": {},
+   "outputs": [
+    {
+     "name": "stderr",
+     "output_type": "stream",
+     "text": [
+      "\r  5%|#    | 5/100 [00:10<03:10]"
+     ]
+    },
+    {
+     "name": "stdout",
+     "output_type": "stream",
+     "text": [
+      "{'loss': 0.01, 'reward': 0.25, ",
+      "'kl': 0.002, 'epoch': 0.05}\n"
+     ]
+    }
+   ],
+   "source": []
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 4,
+   "metadata": {},
+   "outputs": [
+    {
+     "data": {
+      "text/html": [
+       "\n",
+       "    <div>\n",
+       "      <progress value='3' max='100'></progress>\n",
+       "      [3/100 00:30, Epoch 0/1]\n",
+       "    </div>\n",
+       "    <table border=\"1\" class=\"dataframe\">\n",
+       "  <thead>\n",
+       " <tr style=\"text-align: left;\">\n",
+       "      <th>Step</th>\n",
+       "      <th>Training Loss</th>\n",
+       "      <th>reward</th>\n",
+       "      <th>completions / clipped_ratio</th>\n",
+       "      <th>rewards / a&amp;b</th>\n",
+       "    </tr>\n",
+       "  </thead>\n",
+       "  <tbody>\n",
+       "    <tr>\n",
+       "      <td>1</td>\n",
+       "      <td>0.000000</td>\n",
+       "      <td>0.125000</td>\n",
+       "      <td>0.500000</td>\n",
+       "      <td>1</td>\n",
+       "    </tr>\n",
+       "    <tr>\n",
+       "      <td>2</td>\n",
+       "      <td>No log</td>\n",
+       "      <td>0.250000</td>\n",
+       "      <td>0.750000</td>\n",
+       "      <td>2</td>\n",
+       "    </tr>\n",
+       "  </tbody>\n",
+       "</table><p>\n"
+      ],
+      "text/plain": [
+       "<IPython.core.display.HTML object>"
+      ]
+     },
+     "metadata": {},
+     "output_type": "display_data"
+    }
+   ],
+   "source": ["trainer.train()"]
+  }
+ ],
+ "metadata": {"kernelspec": {"name": "python3"}},
+ "nbformat": 4,
+ "nbformat_minor": 0
+}
+)nb";
+
+TEST(ConsoleNotebook, OutputsAreReadAndCellSourcesAreNot) {
+  ReadOutput out = read_text(NOTEBOOK, "train.ipynb");
+  EXPECT_EQ(out.format, rldk::Format::console);
+  const rldk::Run& run = only_run(out);
+  // The progress table has the steps and the most metrics; the dict (step 5 from its counter) is the other shape.
+  expect_all(run, {
+                      {"train/loss", {1}, {0.0}},
+                      {"reward/mean", {1, 2}, {0.125, 0.25}},
+                      {"response/clipped_frac", {1, 2}, {0.5, 0.75}},
+                      {"rewards/a&b", {1, 2}, {1, 2}},
+                  });
+  EXPECT_EQ(out.detail.substr(0, 77),
+            "console (jupyter notebook: 2 cells with output, 3 HTML table rows): progress ");
+  EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+  // Fed in pieces of any size, the same run.
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    ReadOutput pieces = read_text_random_chunks(NOTEBOOK, "train.ipynb", seed, 7);
+    EXPECT_TRUE(has_series(only_run(pieces), "reward/mean", {1, 2}, {0.125, 0.25}));
+  }
+}
+
+TEST(ConsoleNotebook, PrintedDictsOfANotebookWithoutATable) {
+  // The same notebook without its progress display: the stdout dict is the run, at the tqdm counter's step.
+  std::string text = NOTEBOOK;
+  size_t cut = text.find("  {\n   \"cell_type\": \"code\",\n   \"execution_count\": 4");
+  size_t end = text.find(" ],\n \"metadata\": {\"kernelspec\"");
+  ASSERT_NE(cut, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  text.erase(cut, end - cut);
+  text.replace(text.rfind("  },\n", cut), 5, "  }\n");
+  ReadOutput out = read_text(text, "train.ipynb");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {
+                      {"train/loss", {5}, {0.01}},
+                      {"reward/mean", {5}, {0.25}},
+                      {"policy/kl", {5}, {0.002}},
+                      {"train/epoch", {5}, {0.05}},
+                  });
+  EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+}
+
+TEST(ConsoleNotebook, CutOffNotebookKeepsItsEarlierOutputsAndSaysWhere) {
+  std::string text = NOTEBOOK;
+  size_t cut = text.find("<td>2</td>");
+  ASSERT_NE(cut, std::string::npos);
+  text.resize(cut);
+  ReadOutput out = read_text(text, "train.ipynb");
+  ASSERT_EQ(out.diagnostics.counts().count("malformed_json"), 1u) << out.diagnostics.total();
+  const rldk::Diagnostic& d = out.diagnostics.examples().front();
+  EXPECT_GT(d.line, 60u);
+  EXPECT_NE(d.message.find("outputs before it were kept"), std::string::npos);
+  // The stdout dict of the complete cell was read.
+  EXPECT_TRUE(has_series(only_run(out), "policy/kl", {5}, {0.002}));
+}
+
+TEST(ConsoleNotebook, AJsonDocumentThatIsNoNotebookIsSaidSo) {
+  ReadOutput out = read_text("{\n \"a\": 1\n}\n", "not_a_notebook.ipynb");
+  EXPECT_EQ(out.points, 0u);
+  EXPECT_EQ(out.diagnostics.counts().count("not_a_notebook"), 1u);
+}
+
 // ---------------------------------------------------------------- ordinary text
 
 TEST(ConsoleText, OrdinaryTextIsNotAnError) {

@@ -20,7 +20,8 @@
 // baselines fall to 6 % of their starting entropy that way), the same fall with a flat or falling reward is the
 // collapse. With progress_min_sigma > 0, a finding whose progress metric rose over the run (the median of its
 // last 5 values above the median of its first 5 by progress_min_sigma early noise units and by a tenth of the
-// larger level) is reported one severity lower, saying why.
+// larger level), judged when the data ends, is reported one severity lower, saying why. The same context tells a
+// run that learned through steps without a learning signal (a sparse reward's slow start) from one that never did.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -88,12 +89,13 @@ class Bound final : public Detector {
       add(step, v, beyond_critical);
       return;
     }
-    if (pending_ == 0) {
-      first_crossing_onset_ = date_change_ ? onset_of_excursion(warning) : step;
-      first_crossing_step_ = step;
-    }
+    if (pending_ == 0) first_crossing_step_ = step;
     pending_quiet_ = 0;
     if (++pending_ < min_points_) return;
+    // Dated now, with every point of the excursion so far: a take-off judged at its first point alone would be one
+    // noisy value. A run whose starting level is already beyond the bound began in this state: its first crossing.
+    bool began_beyond = up_ ? start_ > warning : start_ < warning;
+    first_crossing_onset_ = date_change_ && !began_beyond ? onset_of_excursion(warning) : first_crossing_step_;
     // Confirmed: the episode starts where the change began and holds every point beyond the bound since the first
     // crossing.
     pending_ = 0;
@@ -109,7 +111,10 @@ class Bound final : public Detector {
     }
     episode_.onset = first_crossing_onset_;
   }
-  void finish() override { close(); }
+  void finish() override {
+    close();
+    judge_progress();
+  }
 
  private:
   // The metric's range comes from the dictionary once the driver has named the metric this run resolved to.
@@ -212,25 +217,28 @@ class Bound final : public Detector {
       evidence["ratio"] = start_ != 0 ? episode_.peak_value / start_ : NaN;
       evidence["bound_factor"] = side_->warning;
     }
-    double progress_start = NaN, progress_now = NaN;
-    bool converging = progress_min_sigma_ > 0 && progress_rose(progress_start, progress_now);
-    if (converging) {
-      evidence["progress_start"] = progress_start;
-      evidence["progress_level"] = progress_now;
-    }
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
-    Finding& f = findings_.back();
-    if (critical_points_ >= min_points_) f.severity = Severity::critical;
-    if (!converging) return;
-    f.severity = f.severity == Severity::critical ? Severity::warning : Severity::info;
-    char note[320];
-    std::snprintf(note, sizeof note,
-                  " Meanwhile %s rose from %.3g to %.3g: a policy converging on what it learned sharpens as well, so "
-                  "this is a %s rather than a %s; if %s stops improving, exploration is what the run lacks.",
-                  metric_names[1].c_str(), progress_start, progress_now,
-                  f.severity == Severity::info ? "note" : "warning", f.severity == Severity::info ? "warning" : "critical",
-                  metric_names[1].c_str());
-    f.explanation += note;
+    if (critical_points_ >= min_points_) findings_.back().severity = Severity::critical;
+  }
+  // At the end of the data: when the progress metric rose over the whole run, the run learned through this
+  // detector's episodes, each of which becomes one severity lower and says so.
+  void judge_progress() {
+    double start = NaN, now = NaN;
+    if (!(progress_min_sigma_ > 0) || spec_.inputs.size() < 2 || !progress_rose(start, now)) return;
+    for (Finding& f : findings_) {
+      if (f.severity == Severity::info || f.evidence.count("progress_level")) continue;
+      f.evidence["progress_start"] = start;
+      f.evidence["progress_level"] = now;
+      Severity was = f.severity;
+      f.severity = was == Severity::critical ? Severity::warning : Severity::info;
+      char note[320];
+      std::snprintf(note, sizeof note,
+                    " Over the run %s rose from %.3g to %.3g: the run learned all the same, so this is a %s rather "
+                    "than a %s; if %s stops improving, look here first.",
+                    metric_names[1].c_str(), start, now, f.severity == Severity::info ? "note" : "warning",
+                    was == Severity::critical ? "critical finding" : "warning", metric_names[1].c_str());
+      f.explanation += note;
+    }
   }
 
   std::string side_name_;

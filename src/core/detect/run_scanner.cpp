@@ -27,7 +27,9 @@ bool selected(const DetectorSpec& d, const std::vector<std::string>& names) {
 // A change judged against the run's own history (a KL "drift" from 1e-13 to 1e-5, a level shift from 0.01 to
 // 0.05 nats) is worth knowing but is no warning while the metric stays inside its healthy range: the domain
 // knowledge in data/metrics.yaml gates the severity of relative detectors. Bound detectors judge the range
-// themselves and are left alone.
+// themselves and are left alone. A spike is judged by the level it came back to: a KL of 1.1 nats at one step of a
+// run that stays at 0.08 is one batch (with one prompt per step, one odd completion), not the policy moving away
+// from its reference, which would keep the KL up.
 void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
   if (spec.kind == "bound" || f.severity == Severity::info) return;
   const MetricInfo* info = MetricDictionary::builtin().find(f.metric);
@@ -37,6 +39,9 @@ void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
   double reached = level != f.evidence.end() && std::isfinite(level->second) ? level->second : f.peak_value;
   reached = direction == "up" ? std::max(reached, f.peak_value) : direction == "down" ? std::min(reached, f.peak_value)
                                                                                         : reached;
+  auto baseline = f.evidence.find("baseline");
+  bool spike = spec.kind == "spike" && baseline != f.evidence.end() && std::isfinite(baseline->second);
+  if (spike) reached = baseline->second;
   const HealthyRange& range = info->healthy;
   bool inside = false;
   double limit = NOT_A_NUMBER;
@@ -45,9 +50,16 @@ void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
   if (!inside) return;
   f.severity = Severity::info;
   f.evidence["healthy_limit"] = limit;
-  char note[160];
-  std::snprintf(note, sizeof note, " It stayed inside the healthy range of %s (%s %.3g), so this is a note, not a warning.",
-                f.metric.c_str(), direction == "up" ? "below" : "above", limit);
+  char note[240];
+  if (spike) {
+    std::snprintf(note, sizeof note,
+                  " It came back inside the healthy range of %s (%s %.3g): one batch, not a lasting change, so this is "
+                  "a note, not a warning.",
+                  f.metric.c_str(), direction == "up" ? "below" : "above", limit);
+  } else {
+    std::snprintf(note, sizeof note, " It stayed inside the healthy range of %s (%s %.3g), so this is a note, not a warning.",
+                  f.metric.c_str(), direction == "up" ? "below" : "above", limit);
+  }
   f.explanation += note;
 }
 

@@ -15,11 +15,13 @@
 //
 // HF dicts carry no step: it is the training tqdm counter that precedes them, or for buffered output the log call x
 // the logging interval, else epoch x steps per epoch, else the log call index (see HfSteps), recorded in the run's
-// meta as step_source. Kaggle notebook logs (a JSON array of output records) are unwrapped first (KaggleLog).
+// meta as step_source. Kaggle notebook logs (a JSON array of output records) and Jupyter/Colab notebooks saved with
+// their outputs (.ipynb: stream text and HTML progress tables) are unwrapped first (KaggleLog, NotebookLog).
 #include <array>
 
 #include "io/console_choice.h"
 #include "io/console_kaggle.h"
+#include "io/console_notebook.h"
 #include "io/console_shapes.h"
 #include "io/line_format.h"
 
@@ -43,13 +45,17 @@ class ConsoleFormat final : public LineFormat {
         dicts_(context, records_, hf_),
         chooser_(records_, [this](Shape shape, StepFrom from, std::optional<int64_t> step, const FlatRecord& record,
                                   uint64_t line) { emit(shape, from, step, record, line); }),
-        kaggle_(context, [this](std::string_view text, uint64_t number) { console_line(text, number); }) {}
+        kaggle_(context, [this](std::string_view text, uint64_t number) { console_line(text, number); }),
+        notebook_(
+            context, [this](std::string_view text, uint64_t number) { console_line(text, number); },
+            [this] { table_.end(); }) {}
 
   void line(std::string_view text, uint64_t number) override {
-    if (!kaggle_.line(text, number)) console_line(text, number);
+    if (!notebook_.line(text, number) && !kaggle_.line(text, number)) console_line(text, number);
   }
 
   void finish() override {
+    notebook_.finish();
     kaggle_.finish();
     hf_.flush();
     chooser_.finish();
@@ -69,6 +75,7 @@ class ConsoleFormat final : public LineFormat {
     std::string out = chooser_.detail(config_lines_, dicts_.summaries());
     if (dicts_.events() > 0) out += "; long-form events: " + std::to_string(dicts_.events()) + " lines";
     if (kaggle_.active()) out.insert(std::string_view("console").size(), " (kaggle notebook log)");
+    if (notebook_.active()) out.insert(std::string_view("console").size(), " (" + notebook_.detail() + ")");
     return out;
   }
 
@@ -141,6 +148,7 @@ class ConsoleFormat final : public LineFormat {
   TableLines table_;
   ShapeChooser chooser_;
   KaggleLog kaggle_;
+  NotebookLog notebook_;
   FlatRecord record_;
   std::string clean_;
   uint64_t config_lines_ = 0;

@@ -35,40 +35,13 @@ bool KaggleLog::line(std::string_view text, uint64_t number) {
     }
   }
   if (!has_data) return true;
-  Stream& stream = streams_[stream_name == "stderr" ? 1 : 0];
-  stream.line = number;  // lines are located at the record that ends them
-  stream.pending.append(data);
-  hand_on(stream, false);
+  // Lines are located at the record that ends them.
+  streams_[stream_name == "stderr" ? 1 : 0].append(data, number, sink_);
   return true;
 }
 
-void KaggleLog::hand_on(Stream& stream, bool all) {
-  std::string_view rest = stream.pending;
-  size_t used = 0;
-  for (;;) {
-    size_t nl = rest.find('\n', used);
-    if (nl == std::string_view::npos) break;
-    sink_(rest.substr(used, nl - used), stream.line);
-    used = nl + 1;
-  }
-  // Complete carriage-return pieces of a line still going on (a progress bar).
-  size_t cr = rest.rfind('\r');
-  if (cr != std::string_view::npos && cr >= used) {
-    sink_(rest.substr(used, cr - used), stream.line);
-    used = cr + 1;
-  }
-  // A record is one write of the process: a progress bar drawn last ("\r 10%|# | 10/30 [00:10<00:20]") is complete
-  // and is handed on now (its counter matters to the dict that comes next, possibly from the other stream).
-  bool drawn_bar = used < rest.size() && rest.back() == ']';
-  if (all || drawn_bar || rest.size() - used > MAX_PENDING) {
-    if (used < rest.size()) sink_(rest.substr(used), stream.line);
-    used = rest.size();
-  }
-  stream.pending.erase(0, used);
-}
-
 void KaggleLog::finish() {
-  for (auto& stream : streams_) hand_on(stream, true);
+  for (auto& stream : streams_) stream.flush(sink_);
 }
 
 }  // namespace rldk::io::console

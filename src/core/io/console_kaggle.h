@@ -1,9 +1,9 @@
 // Kaggle keeps a notebook's output as one JSON array with one record per line of the file:
 //   [{"stream_name":"stderr","time":7.38,"data":"0.00s - Debugger warning: ...\n"}
 //   ,{"stream_name":"stdout","time":655.4,"data":"\r  3%|█▎ | 10/300 [07:58\u003c3:37:31]\r{'loss': ...}\n"}
-// The console text is the data strings of each stream, in order; a data string may end mid-line and its line goes
-// on in the stream's next record. KaggleLog unwraps the records and hands the console text on line by line, so the
-// console shapes read it as if it had been captured from a terminal.
+// The console text is the data strings of each stream, in order (StreamText joins lines split across records).
+// KaggleLog unwraps the records and hands the console text on line by line, so the console shapes read it as if it
+// had been captured from a terminal.
 #pragma once
 
 #include <array>
@@ -11,13 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include "io/console_stream.h"
 #include "io/records.h"
 
 namespace rldk::io::console {
 
 class KaggleLog {
  public:
-  using Sink = std::function<void(std::string_view text, uint64_t line)>;
+  using Sink = StreamText::Sink;
   KaggleLog(ReadContext& context, Sink sink) : context_(context), sink_(std::move(sink)) {}
 
   // True when `text` belongs to such a log (the first line decides); its console text has gone to the sink.
@@ -27,20 +28,10 @@ class KaggleLog {
   bool active() const { return active_; }
 
  private:
-  struct Stream {
-    std::string pending;  // text after the last line end
-    uint64_t line = 0;    // the record being read
-  };
-  // A tqdm bar redraws with '\r' and ends its line only when the loop ends: pending text is handed on at each '\r'
-  // too, and at this size anyway, so memory stays bounded.
-  static constexpr size_t MAX_PENDING = size_t{1} << 20;
-
-  void hand_on(Stream& stream, bool all);
-
   ReadContext& context_;
   Sink sink_;
   FlatRecord record_;
-  std::array<Stream, 2> streams_;  // stdout (and any other name), stderr
+  std::array<StreamText, 2> streams_;  // stdout (and any other name), stderr
   bool active_ = false;
   bool decided_ = false;
 };

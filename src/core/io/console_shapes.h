@@ -98,6 +98,8 @@ bool is_step_key(std::string_view key, const MetricDictionary& dictionary);
 class TableLines {
  public:
   Match line(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary);
+  // The table ended (a notebook display's table closed): the next row-like line is not one of its rows.
+  void end() { pending_ = active_ = false; }
 
  private:
   static bool split(std::string_view s, char delimiter, std::vector<std::string_view>& cells);

@@ -2,8 +2,10 @@
 //   | Step | Training Loss | reward | reward_std | kl |        Step\tTraining Loss\tValidation Loss
 //   |---|---|---|---|---|                                     10\t0.693100\tNo log
 //   | 10 | 0.693100 | 0.125 | 0.2 | 0.0004 |
-// in markdown (pipes at the ends optional, separator row optional) or tab-separated as copied from a rendered table.
-// Header names are kept as written ("Training Loss") so that the metric dictionary can alias them. "No log" and
+// in markdown (pipes at the ends optional, separator row optional) or tab-separated as copied from a rendered table
+// (and as NotebookLog hands on the rows of a saved notebook's HTML table). Header names are kept as written
+// ("Training Loss") so that the metric dictionary can alias them, except that " / " is the "/" of the logged name
+// ("rewards / correctness_reward_func"). "No log" and
 // empty cells are missing values, not errors.
 #include "io/console_shapes.h"
 
@@ -85,7 +87,14 @@ bool TableLines::take_header(const std::vector<std::string_view>& cells, char de
       return false;
     }
   }
-  header_.assign(cells.begin(), cells.end());
+  // Notebook progress tables show a metric logged as "completions/clipped_ratio" as "completions / clipped_ratio":
+  // the name is the logged one without those spaces.
+  header_.clear();
+  for (auto cell : cells) {
+    std::string name(cell);
+    for (size_t at; (at = name.find(" / ")) != std::string::npos;) name.replace(at, 3, "/");
+    header_.push_back(std::move(name));
+  }
   delimiter_ = delimiter;
   step_column_ = SIZE_MAX;
   for (size_t i = 0; i < cells.size() && step_column_ == SIZE_MAX; ++i) {

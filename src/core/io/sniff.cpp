@@ -87,6 +87,9 @@ Format sniff_format(std::string_view first_line, std::string_view path) {
   std::string ext = lower_extension(path);
   if (ext == ".csv") return Format::csv;
   if (ext == ".tsv") return Format::tsv;
+  // A notebook is JSON, but what it holds for rldk is its outputs' console text (read by the console format, which
+  // unwraps it); its first line alone ("{") would read as a JSON document.
+  if (ext == ".ipynb") return Format::console;
   std::string_view line = first_line;
   while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
   while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
