@@ -719,6 +719,22 @@ TEST(ConsoleNotebook, CutOffNotebookKeepsItsEarlierOutputsAndSaysWhere) {
   EXPECT_TRUE(has_series(only_run(out), "policy/kl", {5}, {0.002}));
 }
 
+TEST(ConsoleNotebook, ScriptsAndStylesOfADisplayAreNotText) {
+  // A chart's HTML carries code that looks like metrics; only what the page shows is text, and the dict printed by
+  // the same cell is the run.
+  std::string script(8000, ' ');
+  script = "<script>var state = {'loss': 9.0, 'step': 3}; step=4 loss=8.0" + script + "</script>";
+  std::string text = "{\n \"cells\": [\n  {\n   \"cell_type\": \"code\",\n   \"outputs\": [\n"
+                     "    {\"output_type\": \"display_data\", \"data\": {\"text/html\": [\"<style>td {step: 1}</style>"
+                     "<div>chart</div>" + script + "\"]}},\n"
+                     "    {\"output_type\": \"stream\", \"name\": \"stdout\", \"text\": [\"step=10 loss=0.5\\n\", "
+                     "\"step=20 loss=0.4\\n\", \"step=30 loss=0.3\\n\"]}\n"
+                     "   ]\n  }\n ],\n \"nbformat\": 4\n}\n";
+  ReadOutput out = read_text(text, "chart.ipynb");
+  expect_all(only_run(out), {{"train/loss", {10, 20, 30}, {0.5, 0.4, 0.3}}});
+  EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+}
+
 TEST(ConsoleNotebook, AJsonDocumentThatIsNoNotebookIsSaidSo) {
   ReadOutput out = read_text("{\n \"a\": 1\n}\n", "not_a_notebook.ipynb");
   EXPECT_EQ(out.points, 0u);

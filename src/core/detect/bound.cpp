@@ -59,6 +59,8 @@ class Bound final : public Detector {
     seen_ = 0;
     start_ = NaN;
     pending_ = pending_quiet_ = 0;
+    episode_onset_ = 1;
+    episode_end_ = 0;
     history_.reset();
     progress_early_.clear();
     progress_recent_.reset();
@@ -89,9 +91,12 @@ class Bound final : public Detector {
       add(step, v, beyond_critical);
       return;
     }
-    if (pending_ == 0) first_crossing_step_ = step;
+    if (pending_ == 0) {
+      first_crossing_step_ = step;
+      needed_points_ = points_needed(warning);
+    }
     pending_quiet_ = 0;
-    if (++pending_ < min_points_) return;
+    if (++pending_ < needed_points_) return;
     // Dated now, with every point of the excursion so far: a take-off judged at its first point alone would be one
     // noisy value. A run whose starting level is already beyond the bound began in this state: its first crossing.
     bool began_beyond = up_ ? start_ > warning : start_ < warning;
@@ -117,6 +122,27 @@ class Bound final : public Detector {
   }
 
  private:
+  // How many points beyond the bound make an episode: min_points, or more for a metric whose own noise crosses the
+  // bound by chance. A per-step mean over a few completions swings widely (a length of 210 tokens that is under 30 %
+  // of its start at one point in six): with p the share of recent points beyond the bound, outside any episode, k
+  // points in a row happen by chance about p^k of the time, so k is raised until that is below CHANCE_EPISODES per
+  // point (at most MAX_POINTS_FOR_NOISE). A metric that was inside its range until now keeps min_points.
+  int64_t points_needed(double warning) const {
+    int64_t before = 0, beyond = 0;
+    for (int i = 0; i + 1 < history_.size(); ++i) {  // the point that just crossed is not part of the reference
+      int64_t s = history_.step_from_oldest(i);
+      if (s >= episode_onset_ && s <= episode_end_) continue;
+      double raw = log_ ? std::exp(history_.at_from_oldest(i)) : history_.at_from_oldest(i);
+      ++before;
+      beyond += (up_ ? raw > warning : raw < warning) ? 1 : 0;
+    }
+    if (before < MIN_NOISE_REFERENCE || beyond == 0) return min_points_;
+    double p = static_cast<double>(beyond) / static_cast<double>(before);
+    if (p >= 0.5) return std::max(min_points_, MAX_POINTS_FOR_NOISE);
+    auto k = static_cast<int64_t>(std::ceil(std::log(CHANCE_EPISODES) / std::log(p)));
+    return std::clamp(k, min_points_, std::max(min_points_, MAX_POINTS_FOR_NOISE));
+  }
+
   // The metric's range comes from the dictionary once the driver has named the metric this run resolved to.
   bool resolve() {
     resolved_ = true;
@@ -204,6 +230,8 @@ class Bound final : public Detector {
   void close() {
     if (!episode_.open) return;
     episode_.open = false;
+    episode_onset_ = episode_.onset;
+    episode_end_ = episode_.end;
     if (episode_.points < min_points_) return;
     double warning = level_of(side_->warning), critical = level_of(side_->critical);
     std::map<std::string, double> evidence = {{"bound", warning},
@@ -246,6 +274,13 @@ class Bound final : public Detector {
   const HealthyRange::Side* side_ = nullptr;
   int64_t min_points_, max_gap_, open_max_gap_, start_points_;
   int64_t seen_ = 0, pending_ = 0, pending_quiet_ = 0, critical_points_ = 0, alarm_step_ = 0;
+  // Chance episodes of the metric's own noise: at most this many per point; the reference needs this many points.
+  static constexpr double CHANCE_EPISODES = 1e-4;
+  static constexpr int MIN_NOISE_REFERENCE = 10;
+  static constexpr int64_t MAX_POINTS_FOR_NOISE = 12;
+  int64_t needed_points_ = 1;
+  // The last reported episode's steps: its points are not the metric's noise.
+  int64_t episode_onset_ = 1, episode_end_ = 0;
   double start_ = NaN, onset_fraction_ = 0.5;
   std::vector<double> scratch_, diffs_;
   int64_t first_crossing_onset_ = 0, first_crossing_step_ = 0;

@@ -8,9 +8,11 @@
 //     least min_sigma times the point-to-point noise of the recent points (stats::difference_noise);
 //   - min_points consecutive down points make an episode. Its onset is where the decline from the best level began
 //     (stats::ramp_start over the points since the best one);
-//   - an episode after which the level climbs above the best level it fell from was a dip, not a collapse (a sparse
-//     reward of a few prompts per step swings that way while the run learns): its finding stays, as a note that
-//     says where the metric recovered. A live monitor has raised it already at its confirmation.
+//   - an episode after which the level climbs back to where it stood when the decline began was a dip, not a
+//     collapse (a sparse reward of a few prompts per step swings that way while the run learns; over thousands of
+//     noisy steps the best level so far is an extreme of the noise, and a swing back to the usual level reads as a
+//     drop from it): its finding stays, as a note that says where the metric recovered. A live monitor has raised
+//     it already at its confirmation.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -49,8 +51,8 @@ class Drawdown final : public Detector {
       best_ = level;
       best_step_ = step;
       low_before_best_ = low_;
-      if (!sustained_.episode().open) recovered(step, level);
     }
+    if (!dips_.empty() && !sustained_.episode().open) recovered(step, level);
     low_ = std::min(low_, level);
     double rise = best_ - low_before_best_;
     double needed = giveback_ * std::max(rise, min_relative_ * std::fabs(best_));
@@ -70,10 +72,10 @@ class Drawdown final : public Detector {
   struct Drop {
     double best = 0, rise = 0, drop = 0;
   };
-  // The findings whose metric has now climbed above the best level they fell from become notes.
+  // The findings whose metric has now climbed back to where its decline began become notes.
   void recovered(int64_t step, double level) {
     for (const Dip& dip : dips_) {
-      if (!(level > dip.best)) continue;
+      if (!(level >= dip.recover_to)) continue;
       // The monitor clears findings as it reads their alarms: the dip is found again by its steps, or it is gone.
       for (Finding& f : findings_) {
         if (f.onset_step != dip.onset || f.end_step != dip.end || f.severity == Severity::info) continue;
@@ -82,17 +84,20 @@ class Drawdown final : public Detector {
         f.evidence["recovered_level"] = level;
         char note[200];
         std::snprintf(note, sizeof note,
-                      " This did not last: its level reached %.4g at step %lld, above the best level it had "
-                      "fallen from, so it was a dip and not a collapse.",
+                      " This did not last: its level was back at %.4g at step %lld, where it stood when the "
+                      "decline began, so it was a dip and not a collapse.",
                       level, static_cast<long long>(step));
         f.explanation += note;
       }
     }
-    dips_.erase(std::remove_if(dips_.begin(), dips_.end(), [&](const Dip& d) { return level > d.best; }), dips_.end());
+    dips_.erase(std::remove_if(dips_.begin(), dips_.end(), [&](const Dip& d) { return level >= d.recover_to; }),
+                dips_.end());
   }
   void emit() {
     const Episode& e = sustained_.episode();
-    dips_.push_back({onset_, e.end, last_drop_.best});
+    // Where the decline began: the level at its onset, or the best level when the history no longer holds it.
+    double began = level_.level_at(onset_);
+    dips_.push_back({onset_, e.end, std::isfinite(began) ? std::min(began, last_drop_.best) : last_drop_.best});
     report(onset_, e.end, e.peak_step, e.peak_value,
            {{"best", last_drop_.best},
             {"rise", last_drop_.rise},
@@ -110,7 +115,7 @@ class Drawdown final : public Detector {
   // Episodes reported whose metric has not yet climbed above the best level they fell from.
   struct Dip {
     int64_t onset = 0, end = 0;
-    double best = 0;
+    double recover_to = 0;  // the level the metric must climb back to
   };
   std::vector<Dip> dips_;
 };

@@ -98,6 +98,9 @@ class SmoothedLevel {
   // Where the move away from the extreme at `extreme_step` began: a hinge (stats::ramp_start) over the points since
   // it (less the smooth - 1 points its median covered), `toward` = +1 for a climb, -1 for a fall.
   int64_t onset_after(int64_t extreme_step, double toward);
+  // The smoothed level as it stood at `step` (the median of the `smooth` points ending there), if the history still
+  // holds that step; NaN otherwise.
+  double level_at(int64_t step);
 
  private:
   int smooth_ = 1;

@@ -143,6 +143,17 @@ int64_t SmoothedLevel::onset_after(int64_t extreme_step, double toward) {
   return history_.step_from_oldest(first + static_cast<int>(start));
 }
 
+double SmoothedLevel::level_at(int64_t step) {
+  int last = -1;
+  for (int i = 0; i < history_.size(); ++i) {
+    if (history_.step_from_oldest(i) == step) last = i;
+  }
+  if (last < 0) return NaN;
+  scratch_.clear();
+  for (int i = std::max(0, last - smooth_ + 1); i <= last; ++i) scratch_.push_back(history_.at_from_oldest(i));
+  return stats::median_in_place(scratch_);
+}
+
 const std::vector<std::string>* kind_parameters(const std::string& kind) {
   auto it = parameter_table().find(kind);
   return it == parameter_table().end() ? nullptr : &it->second;

@@ -36,14 +36,28 @@ bool iprefix(std::string_view s, size_t at, std::string_view p) {
   return at + p.size() <= s.size() && iequals(s.substr(at, p.size()), p);
 }
 
-// The text of HTML as a browser would show it, for the few constructs notebook displays use: tags dropped, the
-// common entities decoded, runs of white space (newlines of the markup included) one space. Hand-written because
-// only this much of HTML is needed here and the build has no HTML library; it never fails, whatever the input.
+// Text displayed around a notebook's tables is read for progress counters and short messages ("[250/250 15:26,
+// Epoch 0/1]"); past this much it is a page of markup (a chart's HTML), not console text.
+constexpr size_t MAX_DISPLAY_TEXT = 4096;
+
+// The text of HTML as a browser would show it, for the few constructs notebook displays use: tags dropped (the
+// contents of <script> and <style> too), the common entities decoded, runs of white space (newlines of the markup
+// included) one space. Hand-written because only this much of HTML is needed here and the build has no HTML
+// library; it never fails, whatever the input.
 void append_html_text(std::string_view html, std::string& out) {
   bool space = !out.empty() && out.back() == ' ';
   for (size_t i = 0; i < html.size(); ++i) {
     char c = html[i];
     if (c == '<') {
+      for (std::string_view hidden : {"script", "style"}) {
+        if (iprefix(html, i + 1, hidden)) {
+          std::string closing = "</" + std::string(hidden);
+          size_t at = i + 1;
+          while (at < html.size() && !(html[at] == '<' && iprefix(html, at, closing))) ++at;
+          i = at;
+          break;
+        }
+      }
       size_t close = html.find('>', i);
       if (close == std::string_view::npos) break;
       i = close;
@@ -228,7 +242,8 @@ void NotebookLog::hand_on(const Output& out) {
     while (table < h.size() && !(h[table] == '<' && iprefix(h, table + 1, "table"))) ++table;
     std::string text;
     append_html_text(h.substr(at, table - at), text);
-    if (!trim(text).empty()) sink_(trim(text), line_of(at));
+    std::string_view shown = trim(text);
+    if (!shown.empty()) sink_(shown.substr(0, MAX_DISPLAY_TEXT), line_of(at));
     if (table >= h.size()) break;
     size_t end = table;
     while (end < h.size() && !(h[end] == '<' && iprefix(h, end + 1, "/table"))) ++end;
