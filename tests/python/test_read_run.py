@@ -3,6 +3,7 @@ import gzip
 import json
 import math
 import os
+import pathlib
 import subprocess
 
 import numpy as np
@@ -10,6 +11,8 @@ import pytest
 
 import rldk
 from conftest import write
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_long_form_values_and_non_finite(tmp_path):
@@ -163,3 +166,15 @@ def test_metric_dictionary_api():
     assert "kl" in info["aliases"]["trl"]
     assert rldk.metric_info("something_custom") is None
     assert "policy/kl" in rldk.metric_names()
+
+
+def test_colab_notebook_reads_like_the_cli():
+    # A real Unsloth GRPO notebook saved with its outputs: the HF progress table of the training cell is the run.
+    notebook = ROOT / "tests" / "fixtures" / "real" / "unsloth_grpo_qwen3_4b_notebook_truncation" / "train.ipynb"
+    run = rldk.read_run(str(notebook))
+    assert run.format == "console" and "jupyter notebook" in run.format_detail
+    assert (run.first_step, run.last_step) == (1, 46)
+    clipped = run["response/clipped_frac"]
+    assert len(clipped.values) == 46 and float(clipped.values[0]) == 1.0
+    assert "rewards/check_answer/mean" in run.metrics
+    assert not any(name.startswith("metadata/") for name in run.metrics)
