@@ -179,19 +179,14 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
     if (!names.ok()) return names.error();
     d.inputs.emplace_back("value", std::move(names).value());
   }
-  if (YAML::Node inputs = node["inputs"]) {
-    if (!inputs.IsMap()) return catalog_error(origin, inputs, "inputs must map a role to metric names");
-    for (const auto& kv : inputs) {
-      auto names = string_list(origin, kv.second, "inputs");
-      if (!names.ok()) return names.error();
-      d.inputs.emplace_back(kv.first.as<std::string>(), std::move(names).value());
-    }
-  }
-  d.required_inputs = d.inputs.size();
-  if (YAML::Node context = node["context"]) {
-    if (!context.IsMap()) return catalog_error(origin, context, "context must map a role to metric names");
-    for (const auto& kv : context) {
-      auto names = string_list(origin, kv.second, "context");
+  // `inputs:` roles are required; `context:` roles come after them and are read when the run logs them.
+  for (const char* key : {"inputs", "context"}) {
+    if (std::string_view(key) == "context") d.required_inputs = d.inputs.size();
+    YAML::Node roles = node[key];
+    if (!roles) continue;
+    if (!roles.IsMap()) return catalog_error(origin, roles, std::string(key) + " must map a role to metric names");
+    for (const auto& kv : roles) {
+      auto names = string_list(origin, kv.second, key);
       if (!names.ok()) return names.error();
       d.inputs.emplace_back(kv.first.as<std::string>(), std::move(names).value());
     }
