@@ -7,10 +7,11 @@
 // starts negative, such as a log-probability, a factor above 1 makes the bound more negative). The starting level
 // is the least extreme of the first start_points values in the watched direction (their maximum for a fall, their
 // minimum for a rise): when the change begins inside those first points, the level before it still counts.
-// An episode opens after min_points points beyond the warning level with at most open_max_gap quiet points between
-// consecutive ones (0: an unbroken stretch; a bound that is a state, such as a gradient norm of zero, allows a few:
-// a norm that is zero at most steps between some large ones is as much "no gradient" as an unbroken stretch of
-// zeros), lasts while points stay beyond it (max_gap quiet points allowed) and is critical when min_points of them pass the critical level. Its onset is
+// An episode opens after min_points points beyond the warning level (more for a noisy metric, see points_needed)
+// with at most open_max_gap quiet points between consecutive ones (0: an unbroken stretch; a bound that is a state,
+// such as a gradient norm of zero, allows a few: a norm that is zero at most steps between some large ones is as
+// much "no gradient" as an unbroken stretch of zeros). It lasts while points stay beyond it (max_gap quiet points
+// allowed) and is critical when min_points of them pass the critical level. Its onset is
 // where the excursion began (onset_of_excursion), not the crossing; with `onset: crossing` it is the first
 // crossing itself, for bounds that are a state rather than a change (a gradient norm of exactly zero: the decline
 // before it is not yet "no gradient").
