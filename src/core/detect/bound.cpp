@@ -49,6 +49,7 @@ class Bound final : public Detector {
     min_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("min_points", 2)));
     max_gap_ = std::max<int64_t>(0, static_cast<int64_t>(s.param("max_gap", 1)));
     open_max_gap_ = std::max<int64_t>(0, static_cast<int64_t>(s.param("open_max_gap", 0)));
+    chance_rate_ = std::clamp(s.param("chance_rate", 0.0), 0.0, 0.5);
     start_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("start_points", 3)));
     onset_fraction_ = std::clamp(s.param("onset_fraction", 0.5), 0.0, 1.0);
     history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
@@ -126,9 +127,12 @@ class Bound final : public Detector {
   // How many points beyond the bound make an episode: min_points, or more for a metric whose own noise crosses the
   // bound by chance. A per-step mean over a few completions swings widely (a length of 210 tokens that is under 30 %
   // of its start at one point in six): with p the share of recent points beyond the bound, outside any episode, k
-  // points in a row happen by chance about p^k of the time, so k is raised until that is below CHANCE_EPISODES per
-  // point (at most MAX_POINTS_FOR_NOISE). A metric that was inside its range until now keeps min_points.
+  // points in a row happen by chance about p^k of the time, so k is raised until that is below chance_rate per
+  // point (at most MAX_POINTS_FOR_NOISE). A metric that was inside its range until now keeps min_points. With
+  // chance_rate 0 every excursion of min_points counts: bounds that are a limit in themselves (a per-token KL above
+  // 0.3 nats, most completions truncated), which the monitor's presets stop on at once.
   int64_t points_needed(double warning) const {
+    if (!(chance_rate_ > 0)) return min_points_;
     int64_t before = 0, beyond = 0;
     for (int i = 0; i + 1 < history_.size(); ++i) {  // the point that just crossed is not part of the reference
       int64_t s = history_.step_from_oldest(i);
@@ -140,7 +144,7 @@ class Bound final : public Detector {
     if (before < MIN_NOISE_REFERENCE || beyond == 0) return min_points_;
     double p = static_cast<double>(beyond) / static_cast<double>(before);
     if (p >= 0.5) return std::max(min_points_, MAX_POINTS_FOR_NOISE);
-    auto k = static_cast<int64_t>(std::ceil(std::log(CHANCE_EPISODES) / std::log(p)));
+    auto k = static_cast<int64_t>(std::ceil(std::log(chance_rate_) / std::log(p)));
     return std::clamp(k, min_points_, std::max(min_points_, MAX_POINTS_FOR_NOISE));
   }
 
@@ -275,8 +279,8 @@ class Bound final : public Detector {
   const HealthyRange::Side* side_ = nullptr;
   int64_t min_points_, max_gap_, open_max_gap_, start_points_;
   int64_t seen_ = 0, pending_ = 0, pending_quiet_ = 0, critical_points_ = 0, alarm_step_ = 0;
-  // Chance episodes of the metric's own noise: at most this many per point; the reference needs this many points.
-  static constexpr double CHANCE_EPISODES = 1e-4;
+  // Chance episodes of the metric's own noise: at most chance_rate_ per point; the reference needs this many points.
+  double chance_rate_ = 0;
   static constexpr int MIN_NOISE_REFERENCE = 10;
   static constexpr int64_t MAX_POINTS_FOR_NOISE = 12;
   int64_t needed_points_ = 1;

@@ -35,7 +35,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
                            "proxy_min_rise_sigma", "min_points"}},
       {"zero_variance_groups", {"group_size", "margin", "fallback_threshold", "min_points"}},
       {"schedule_jump", {"jump_fraction", "smooth_window", "smooth_fraction"}},
-      {"bound", {"min_points", "max_gap", "open_max_gap", "start_points", "history", "onset_fraction", "progress_min_sigma"}},
+      {"bound", {"min_points", "max_gap", "open_max_gap", "chance_rate", "start_points", "history", "onset_fraction", "progress_min_sigma"}},
       {"steady_trend", {"min_points", "min_z", "min_relative_change", "edge_fraction", "capacity"}},
       {"drawdown", {"smooth", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
       {"rebound", {"smooth", "min_ratio", "min_rise", "min_sigma", "min_points", "max_gap", "history"}},
