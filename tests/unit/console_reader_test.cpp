@@ -171,6 +171,37 @@ TEST(ConsoleHf, EpochTimesStepsPerEpochWhenTheBarIsNotRedrawn) {
   EXPECT_EQ(meta_of(run, "step_source"), "epoch x steps per epoch");
 }
 
+TEST(ConsoleHf, TheTrainerBannerGivesStepsPerEpochWithoutACounter) {
+  // LLaMA-Factory's DPO console: the HF Trainer's banner, then dicts that carry only an epoch and bars too mangled to
+  // show a counter. 170 steps over 2 epochs is 85 a epoch: epoch 0.12 is step 10 (logging_steps 10).
+  ReadOutput out = read_text(
+      "[INFO|trainer.py:2521] 2025-12-30 19:57:56,487 >>   Num Epochs = 2\n"
+      "[INFO|trainer.py:2527] 2025-12-30 19:57:56,487 >>   Total optimization steps = 170\n"
+      "{'loss': 0.0017, 'grad_norm': 0.0224, 'epoch': 0.12}\n"
+      "{'loss': 0.0004, 'grad_norm': 0.0028, 'epoch': 0.24}\n"
+      " 65%|######    66%|####   {'loss': 0.0, 'grad_norm': 0.00025, 'epoch': 1.41}\n",
+      "dpo.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {10, 20, 120}, {0.0017, 0.0004, 0.0}));
+  EXPECT_EQ(meta_of(run, "step_source"), "epoch x steps per epoch");
+}
+
+TEST(ConsoleHf, ASecondTrainerBannerIsANewTrainingWhoseStepsStartAgain) {
+  // An Unsloth pipeline's console: an SFT stage (2 epochs, 200 steps) and then GRPO (3 epochs, 1,404 steps), each
+  // with its banner; the GRPO dicts restart at step 5 as a new segment instead of continuing the SFT steps.
+  ReadOutput out = read_text(
+      "   \\\\   /|    Num examples = 100 | Num Epochs = 2 | Total steps = 200\n"
+      "{'loss': 2.0337, 'grad_norm': 3.1, 'epoch': 0.05}\n"
+      "{'loss': 0.7565, 'grad_norm': 2.2, 'epoch': 0.1}\n"
+      "   \\\\   /|    Num examples = 937 | Num Epochs = 3 | Total steps = 1,404\n"
+      "{'loss': 0.0039, 'grad_norm': 0.045, 'reward': 0.5, 'epoch': 0.01}\n"
+      "{'loss': 0.0024, 'grad_norm': 0.37, 'reward': 0.5, 'epoch': 0.02}\n",
+      "pipeline.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {5, 10, 5, 10}, {2.0337, 0.7565, 0.0039, 0.0024}));
+  EXPECT_TRUE(has_series(run, "reward/mean", {5, 10}, {0.5, 0.5}));
+}
+
 TEST(ConsoleHf, ValuesPrintedAsStrings) {
   // Recent TRL prints every value as a string of four significant digits.
   ReadOutput out = read_text(

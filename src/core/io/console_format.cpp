@@ -115,6 +115,7 @@ class ConsoleFormat final : public LineFormat {
     }
     if (s.empty()) return;
     steps_.observe(s);
+    hf_.banner(s);
     const MetricDictionary& dictionary = context_.emitter.dictionary();
     Match match = table_.line(s, record_, dictionary);
     if (match.kind == Match::Kind::none) match = parse_verl(s, record_);

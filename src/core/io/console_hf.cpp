@@ -53,6 +53,47 @@ void HfSteps::training(const FlatRecord& record, uint64_t line, std::optional<do
   if (!counter || held_.size() >= MAX_HELD) flush();
 }
 
+namespace {
+
+// The number after `key` in `s` ("1,404" with thousands separators); nullopt without one.
+std::optional<double> number_after(std::string_view s, std::string_view key) {
+  size_t at = s.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  double value = 0;
+  bool digits = false;
+  for (size_t i = at + key.size(); i < s.size(); ++i) {
+    if (s[i] >= '0' && s[i] <= '9') {
+      value = value * 10 + (s[i] - '0');
+      digits = true;
+    } else if (s[i] != ',' || !digits) {
+      break;
+    }
+  }
+  return digits ? std::optional<double>(value) : std::nullopt;
+}
+
+}  // namespace
+
+void HfSteps::banner(std::string_view s) {
+  if (s.find(" = ") == std::string_view::npos) return;  // most lines: no banner field at all
+  if (auto epochs = number_after(s, "Num Epochs = ")) banner_epochs_ = *epochs;
+  auto total = number_after(s, "Total optimization steps = ");
+  if (!total) total = number_after(s, "Total steps = ");
+  if (!total || !(*total > 0)) return;
+  // A new training: what was learned about the last one's steps no longer holds.
+  flush();
+  last_step_.reset();
+  steps_per_epoch_.reset();
+  steps_per_epoch_error_ = 1;
+  interval_bound_.reset();
+  first_epoch_step_.reset();
+  epochs_from_zero_ = false;
+  calls_ = 0;
+  banner_steps_per_epoch_.reset();
+  if (banner_epochs_ && *banner_epochs_ >= 1) banner_steps_per_epoch_ = *total / *banner_epochs_;
+  banner_epochs_.reset();
+}
+
 void HfSteps::eval(const FlatRecord& record, uint64_t line) {
   if (held_.empty()) {
     offer_(Match::record_of(Shape::hf_dict, StepFrom::follows, last_step_.value_or(0)), record, line);
@@ -124,9 +165,9 @@ std::pair<int64_t, StepFrom> HfSteps::step_of(const Held& dict, size_t burst_siz
       return {static_cast<int64_t>(step), StepFrom::interval};
     }
   }
-  if (dict.epoch && *dict.epoch > 0 && c) {
-    // The counter was not redrawn before this dict: the epoch says where it is.
-    return {std::max(next, step_from_epoch(*dict.epoch, c->total, dict.call)), StepFrom::epoch};
+  if (dict.epoch && *dict.epoch > 0 && (c || banner_steps_per_epoch_)) {
+    // The counter was not redrawn before this dict (or there is none): the epoch says where it is.
+    return {std::max(next, step_from_epoch(*dict.epoch, c ? c->total : 0, dict.call)), StepFrom::epoch};
   }
   return {next, StepFrom::log_call};
 }
@@ -140,12 +181,15 @@ bool HfSteps::agrees_with_epoch(int64_t n, std::optional<double> epoch) {
   return std::fabs(static_cast<double>(n) - predicted) <= tolerance;
 }
 
-// Epoch x steps per epoch (learned, or the training total as one epoch), snapped to a multiple of the logging
+// Epoch x steps per epoch (learned from a counter, else the banner's, else the training total as one epoch), snapped
+// to a multiple of the logging
 // interval when that is within the epoch's rounding. The interval is estimated from the epochs: as epoch steps per
 // log call when the first such dict says the run began at step 0 (the estimate sharpens as calls add up), else from
 // the steps between the first such dict and this one (a resumed run).
 int64_t HfSteps::step_from_epoch(double epoch, int64_t total, uint64_t call) {
-  double per_epoch = steps_per_epoch_ ? *steps_per_epoch_ : static_cast<double>(total);
+  double per_epoch = steps_per_epoch_          ? *steps_per_epoch_
+                     : banner_steps_per_epoch_ ? *banner_steps_per_epoch_
+                                               : static_cast<double>(total);
   double at = epoch * per_epoch;
   if (!std::isfinite(at) || at < 0 || at > MAX_STEP) return 0;
   double tolerance = PRINTED_EPOCH_ERROR * per_epoch + 1;

@@ -171,6 +171,10 @@ class HfSteps {
 
   void training(const FlatRecord& record, uint64_t line, std::optional<double> epoch);
   void eval(const FlatRecord& record, uint64_t line);
+  // The trainer's start banner (HF: "Num Epochs = 2" then "Total optimization steps = 170"; Unsloth: "Num examples =
+  // 100 | Num Epochs = 2 | Total steps = 200"): a new training begins (its steps start again), and total / epochs is
+  // its steps per epoch, so dicts that carry only an epoch get their step without a training counter.
+  void banner(std::string_view s);
   // After each piece: a training counter that moved ends the held burst.
   void after_piece();
   // Decides and offers every held dict (a summary, the end of the data).
@@ -202,6 +206,8 @@ class HfSteps {
   double steps_per_epoch_error_ = 1;      // its relative error (from the epoch's rounding)
   std::optional<std::pair<uint64_t, double>> first_epoch_step_;  // log call and epoch x steps per epoch
   bool epochs_from_zero_ = false;  // the first such dict was at log call x interval: the run began at step 0
+  std::optional<double> banner_epochs_;          // "Num Epochs = E" of the banner being read
+  std::optional<double> banner_steps_per_epoch_;  // its total steps / epochs
 };
 
 // Dict lines: HF/TRL dicts (alone, after a tqdm bar or a log decoration), OpenRLHF's "Global step N: {...}" and
