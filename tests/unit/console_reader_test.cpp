@@ -563,6 +563,26 @@ TEST(ConsoleChoice, AStepShapeAfterALongPreambleOfPrintsTakesOver) {
             "lines, no step)");
 }
 
+TEST(ConsoleChoice, ALaterStageWithMoreMetricsTakesOver) {
+  // One console, two trainings printed two ways: a custom SFT loop's "step N/611 loss=... lr=..." lines, then TRL's
+  // GRPO dicts after the training counter. The GRPO stage carries more metrics: it takes over, and restarts the steps
+  // as a new segment; the SFT points already read stay.
+  std::string text;
+  for (int step = 10; step <= 60; step += 10) {
+    text += "  step " + std::to_string(step) + "/611  loss=" + std::to_string(10.0 / step) + "  lr=1.9e-04\n";
+  }
+  for (int step = 10; step <= 40; step += 10) {
+    text += " " + std::to_string(step / 4) + "%|#   | " + std::to_string(step) + "/400 [00:10<01:00, 1.0s/it]\n";
+    text += "{'loss': 0.1, 'grad_norm': 2.5, 'reward': 0.0, 'reward_std': 0.0, 'kl': 0.5, 'epoch': 0.1}\n";
+  }
+  ReadOutput out = read_text(text, "pipeline.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "reward/mean", {10, 20, 30, 40}, {0, 0, 0, 0}));
+  EXPECT_EQ(run.series.at("train/loss").steps.size(), 10u);  // 6 SFT steps, then the 4 GRPO ones
+  EXPECT_NE(out.detail.find("hf-dict (4 lines, 6 metrics, step from the tqdm counter) from line 8"), std::string::npos)
+      << out.detail;
+}
+
 TEST(ConsoleChoice, LookAheadIsBounded) {
   // A long log of stepless prints only: decided after the look-ahead, then streamed; all are kept.
   std::string text;

@@ -151,8 +151,11 @@ void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t 
     emit_(match.shape, match.from, step, record, line);
     return;
   }
-  // A strong shape after a weak winner: held until it has shown its steps, then it takes over.
-  if (weak(winner_) && !weak(slot)) {
+  // A strong shape after a weak winner, or one that carries more metrics than a strong winner (a second training
+  // stage printed another way: a custom SFT loop's "step 10/611 loss=..." lines, then TRL's GRPO dicts): held until
+  // it has shown its steps, then it takes over.
+  bool richer = carries_step(slot) && carries_step(winner_) && stats_[slot].keys.size() > stats_[winner_].keys.size();
+  if (!weak(slot) && (weak(winner_) || richer)) {
     if (room()) hold(slot, match, step, record, line);
     if (stats_[slot].steps_seen >= options_.decide_after_steps) decide(slot, line);
   }

@@ -13,7 +13,8 @@
 // trainer usually logs in full elsewhere) wait for `decide_weak_after_records` records. Either way the buffer's
 // bounds (records, bytes) force a decision, and the end of the data decides with what was seen. After a weak
 // winner, a strong shape that turns up later still takes over (its records are buffered until it has shown its
-// steps), so a long preamble of prints cannot lock the run to them; earlier emitted points stay.
+// steps), so a long preamble of prints cannot lock the run to them; so does a stepped shape with more metrics than
+// a stepped winner (a second training stage printed another way); earlier emitted points stay.
 #pragma once
 
 #include <array>
