@@ -34,12 +34,6 @@ std::string_view step_from_phrase(StepFrom from) {
   return "?";
 }
 
-namespace {
-std::string plural(uint64_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-}  // namespace
-
 ShapeChooser::ShapeChooser(RecordInterpreter& roles, Emit emit, ShapeChoiceOptions options)
     : roles_(roles), emit_(std::move(emit)), options_(options) {}
 

@@ -88,6 +88,50 @@ void append_html_text(std::string_view html, std::string& out) {
   }
 }
 
+// The rows of the HTML table in h[begin, end): each <tr> (up to </tr>, the next <tr> or the end) as its cells' text
+// (<th> and <td>, each up to the next cell, row or table end) joined by tabs in `row`; `on_row(offset of the <tr>)`
+// is called for each row with at least one cell.
+template <typename F>
+void for_each_table_row(std::string_view h, size_t begin, size_t end, std::string& row, F&& on_row) {
+  std::string cell;
+  size_t pos = begin;
+  while (pos < end) {
+    size_t tr = pos;
+    while (tr < end && !(h[tr] == '<' && iprefix(h, tr + 1, "tr") &&
+                         (tr + 3 >= h.size() || h[tr + 3] == '>' || h[tr + 3] == ' '))) {
+      ++tr;
+    }
+    if (tr >= end) break;
+    size_t tr_end = tr + 1;
+    while (tr_end < end && !(h[tr_end] == '<' && (iprefix(h, tr_end + 1, "/tr") || iprefix(h, tr_end + 1, "tr ") ||
+                                                  iprefix(h, tr_end + 1, "tr>")))) {
+      ++tr_end;
+    }
+    row.clear();
+    size_t cells = 0;
+    for (size_t c = tr; c < tr_end; ++c) {
+      if (!(h[c] == '<' && (iprefix(h, c + 1, "td") || iprefix(h, c + 1, "th")))) continue;
+      size_t open_end = h.find('>', c);
+      if (open_end == std::string_view::npos || open_end >= tr_end) break;
+      size_t cell_end = open_end + 1;
+      while (cell_end < tr_end && !(h[cell_end] == '<' && (iprefix(h, cell_end + 1, "/td") ||
+                                                           iprefix(h, cell_end + 1, "/th") ||
+                                                           iprefix(h, cell_end + 1, "td") ||
+                                                           iprefix(h, cell_end + 1, "th")))) {
+        ++cell_end;
+      }
+      cell.clear();
+      append_html_text(h.substr(open_end + 1, cell_end - open_end - 1), cell);
+      std::replace(cell.begin(), cell.end(), '\t', ' ');
+      if (cells++ > 0) row.push_back('\t');
+      row += trim(cell);
+      c = cell_end - 1;
+    }
+    if (cells > 0) on_row(tr);
+    pos = tr_end;
+  }
+}
+
 }  // namespace
 
 void NotebookLog::Output::clear() {
@@ -235,7 +279,7 @@ void NotebookLog::hand_on(const Output& out) {
     return it == starts.begin() ? starts.front().second : std::prev(it)->second;
   };
   std::string_view h = html;
-  std::string row, cell;
+  std::string row;
   size_t at = 0;
   while (at < h.size()) {
     size_t table = at;
@@ -247,46 +291,10 @@ void NotebookLog::hand_on(const Output& out) {
     if (table >= h.size()) break;
     size_t end = table;
     while (end < h.size() && !(h[end] == '<' && iprefix(h, end + 1, "/table"))) ++end;
-    // Rows: <tr> ... </tr>, cells <th>/<td> up to the next cell, row or table end.
-    size_t pos = table;
-    while (pos < end) {
-      size_t tr = pos;
-      while (tr < end && !(h[tr] == '<' && iprefix(h, tr + 1, "tr") &&
-                           (tr + 3 >= h.size() || h[tr + 3] == '>' || h[tr + 3] == ' '))) {
-        ++tr;
-      }
-      if (tr >= end) break;
-      size_t tr_end = tr + 1;
-      while (tr_end < end && !(h[tr_end] == '<' && (iprefix(h, tr_end + 1, "/tr") || iprefix(h, tr_end + 1, "tr ") ||
-                                                    iprefix(h, tr_end + 1, "tr>")))) {
-        ++tr_end;
-      }
-      row.clear();
-      size_t cells = 0;
-      for (size_t c = tr; c < tr_end; ++c) {
-        if (!(h[c] == '<' && (iprefix(h, c + 1, "td") || iprefix(h, c + 1, "th")))) continue;
-        size_t open_end = h.find('>', c);
-        if (open_end == std::string_view::npos || open_end >= tr_end) break;
-        size_t cell_end = open_end + 1;
-        while (cell_end < tr_end && !(h[cell_end] == '<' && (iprefix(h, cell_end + 1, "/td") ||
-                                                             iprefix(h, cell_end + 1, "/th") ||
-                                                             iprefix(h, cell_end + 1, "td") ||
-                                                             iprefix(h, cell_end + 1, "th")))) {
-          ++cell_end;
-        }
-        cell.clear();
-        append_html_text(h.substr(open_end + 1, cell_end - open_end - 1), cell);
-        std::replace(cell.begin(), cell.end(), '\t', ' ');
-        if (cells++ > 0) row.push_back('\t');
-        row += trim(cell);
-        c = cell_end - 1;
-      }
-      if (cells > 0) {
-        sink_(row, line_of(tr));
-        ++table_rows_;
-      }
-      pos = tr_end;
-    }
+    for_each_table_row(h, table, end, row, [&](size_t tr) {
+      sink_(row, line_of(tr));
+      ++table_rows_;
+    });
     at = end;
     // Past "</table>" (or the end of an unclosed table).
     size_t close = h.find('>', at);
@@ -296,8 +304,8 @@ void NotebookLog::hand_on(const Output& out) {
 }
 
 std::string NotebookLog::detail() const {
-  return "jupyter notebook: " + std::to_string(cells_with_output_) + " cells with output, " +
-         std::to_string(table_rows_) + " HTML table rows";
+  return "jupyter notebook: " + plural(cells_with_output_, "cell", "cells") + " with output, " +
+         plural(table_rows_, "HTML table row", "HTML table rows");
 }
 
 }  // namespace rldk::io::console

@@ -103,4 +103,8 @@ void drop_nulls(FlatRecord& record) {
   fields.erase(std::remove_if(fields.begin(), fields.end(), is_null), fields.end());
 }
 
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace rldk::io::console

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "io/lenient_json.h"
@@ -23,6 +24,8 @@ bool is_key_char(char c);
 size_t leading_int(std::string_view s, int64_t& out);
 // A log level word as Python's logging, loguru and vLLM print it (INFO, WARNING, ...).
 bool is_log_level(std::string_view word);
+// "1 line", "3 lines": a count for `rldk info`'s format detail.
+std::string plural(uint64_t n, const char* one, const char* many);
 
 // A progress counter "n/N" (tqdm "10/500 [", a bracketed "[1/1]", a parenthesised "(3/9751)").
 struct Counter {
