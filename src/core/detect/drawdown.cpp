@@ -112,7 +112,7 @@ class Drawdown final : public Detector {
   double best_ = 0, low_ = 0, low_before_best_ = 0;
   int64_t best_step_ = 0, onset_ = 0;
   Drop last_drop_;
-  // Episodes reported whose metric has not yet climbed above the best level they fell from.
+  // Episodes reported whose metric has not yet climbed back to where their decline began.
   struct Dip {
     int64_t onset = 0, end = 0;
     double recover_to = 0;  // the level the metric must climb back to
