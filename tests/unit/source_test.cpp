@@ -252,6 +252,20 @@ TEST(ReadRuns, DirectoryOfRuns) {
   for (size_t i = 1; i < runs->size(); ++i) EXPECT_TRUE(runs->at(i).diagnostics.empty()) << i;
 }
 
+TEST(ReadRuns, WandbRunFolderWithoutItsLogIsReadFromItsConsoleCopy) {
+  // W&B run folders are often committed without run-<id>.wandb (git-ignored): the console copy files/output.log is
+  // the run then, named by its W&B id; its other files are not runs, and a folder with its log is read from the log.
+  TempDir dir;
+  dir.write("wandb/run-20260425_174928-7yj6c945/files/output.log", "step=1 loss=0.5\nstep=2 loss=0.25\n");
+  dir.write("wandb/run-20260425_174928-7yj6c945/files/requirements.txt", "torch==2.1.0\nnumpy==1.26\n");
+  dir.write("wandb/run-20260425_174928-7yj6c945/logs/debug.log", "step=1 loss=9\n");
+  auto runs = rldk::read_runs(dir.path("wandb"));
+  ASSERT_TRUE(runs.ok()) << rldk::to_string(runs.error());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(runs->at(0).run_id, "7yj6c945");
+  EXPECT_TRUE(has_series(runs->at(0), "train/loss", {1, 2}, {0.5, 0.25}));
+}
+
 TEST(ReadRuns, DiagnosticsStayWithTheirFile) {
   TempDir dir;
   dir.write("a.jsonl", "{\"step\": 1, \"loss\": 0.5}\n{broken\n");

@@ -67,6 +67,17 @@ bool is_wandb_file(const std::string& name) {
 
 bool is_binary_run_file(const std::string& name) { return is_tensorboard_file(name) || is_wandb_file(name); }
 
+namespace {
+// A W&B run folder that holds its run-<id>.wandb log.
+bool has_wandb_log(const fs::path& run_dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(run_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (is_wandb_file(it->path().filename().string())) return true;
+  }
+  return false;
+}
+}  // namespace
+
 std::string default_run_id(const std::string& path) {
   if (path == "-") return "stdin";
   fs::path p(path);
@@ -80,6 +91,9 @@ std::string default_run_id(const std::string& path) {
   auto [stem, ext] = stem_and_extension(p);
   if (!GENERIC_STEMS.count(stem)) return stem;
   fs::path parent = fs::absolute(p).lexically_normal().parent_path();
+  // W&B's console copy, run-YYYYMMDD_HHMMSS-<id>/files/output.log: the run's W&B id, as its .wandb log would give.
+  std::string run_dir = parent.parent_path().filename().string();
+  if (parent.filename() == "files" && is_wandb_run_dir(run_dir)) return run_dir.substr(run_dir.rfind('-') + 1);
   long n = 0;
   if (is_checkpoint_dir(parent.filename().string(), n)) parent = parent.parent_path();
   std::string name = parent.filename().string();
@@ -113,8 +127,14 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
       continue;
     }
     if ((name == "files" || name == "logs") && is_wandb_run_dir(p.parent_path().filename().string())) {
-      // W&B's copies of the console output and its own debug logs: the run's metrics are in its .wandb log.
+      // W&B's copies of the console output and its own debug logs: the run's metrics are in its .wandb log. A run
+      // folder committed without that log (it is often git-ignored) still has the console copy, files/output.log:
+      // that is the run then (not the folder's other files: requirements.txt, config.yaml).
       if (it->is_directory(ec)) it.disable_recursion_pending();
+      fs::path console_copy = p / "output.log";
+      if (name == "files" && !has_wandb_log(p.parent_path()) && fs::is_regular_file(console_copy, ec)) {
+        files.push_back(console_copy.string());
+      }
       continue;
     }
     if (it->is_directory(ec) && is_mlflow_run_dir(p.string())) {
