@@ -182,10 +182,9 @@ bool HfSteps::agrees_with_epoch(int64_t n, std::optional<double> epoch) {
 }
 
 // Epoch x steps per epoch (learned from a counter, else the banner's, else the training total as one epoch), snapped
-// to a multiple of the logging
-// interval when that is within the epoch's rounding. The interval is estimated from the epochs: as epoch steps per
-// log call when the first such dict says the run began at step 0 (the estimate sharpens as calls add up), else from
-// the steps between the first such dict and this one (a resumed run).
+// to a multiple of the logging interval when that is within the epoch's rounding. The interval is estimated from the
+// epochs: as epoch steps per log call when the first such dict says the run began at step 0 (the estimate sharpens
+// as calls add up), else from the steps between the first such dict and this one (a resumed run).
 int64_t HfSteps::step_from_epoch(double epoch, int64_t total, uint64_t call) {
   double per_epoch = steps_per_epoch_          ? *steps_per_epoch_
                      : banner_steps_per_epoch_ ? *banner_steps_per_epoch_
