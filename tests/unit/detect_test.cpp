@@ -133,6 +133,23 @@ TEST(Scan, EntropyReboundNeedsARiseInNatsNotOnlyARatio) {
   EXPECT_EQ(run_detector_on_values(*spec, {{"policy/entropy", large}}).size(), 1u);
 }
 
+// A sudden entropy rise before the level-shift warm-up is complete (a 20-point run, the surge at its 8th point) is
+// found by the early rule, dated at the jump (step 9); the same run sliding up by a quarter over those points is not a surge.
+TEST(Scan, EntropySurgeIsFoundBeforeTheWarmUpEnds) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_surge");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> surge, slide;
+  for (int i = 0; i < 20; ++i) {
+    double wiggle = 0.02 * std::sin(i * 1.7);
+    surge.push_back((i < 8 ? 0.9 - 0.02 * i : 2.1) + wiggle);
+    slide.push_back(0.9 * (1 + 0.25 * i / 19.0) + wiggle);
+  }
+  auto found = run_detector_on_values(*spec, {{"policy/entropy", surge}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].onset_step, 9);  // steps count from 1
+  EXPECT_TRUE(run_detector_on_values(*spec, {{"policy/entropy", slide}}).empty());
+}
+
 // Entropy under 10 % of its start is a warning; with the reward climbing over the run it is a policy converging on
 // what it learned (one severity lower, the reward's rise in the evidence), with a flat reward it stays a warning.
 TEST(Scan, EntropyBelowStartIsANoteWhileTheRewardClimbs) {

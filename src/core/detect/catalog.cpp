@@ -20,7 +20,7 @@ namespace {
 const std::set<std::string> DETECTOR_KEYS = {"id",     "fault",     "area",  "severity",    "kind",  "title",
                                              "metric", "inputs",    "params", "explanation", "fixes", "test",
                                              "when",   "direction", "transform", "other_direction", "bound", "onset",
-                                             "context"};
+                                             "context", "compare"};
 const std::set<std::string> AREAS = {"kl",   "entropy",   "reward",    "gradients", "advantages", "ratio",
                                      "loss", "optimizer", "throughput", "data",      "numerics"};
 
@@ -309,7 +309,8 @@ const std::vector<std::string>& fault_types() {
       "grad_vanishing",     "grad_spike",         "grad_imbalance",           "advantage_bias", "advantage_collapse",
       "clip_fraction_high", "ratio_breach",       "grpo_zero_variance",       "truncation",     "non_finite",
       "loss_plateau",       "lr_anomaly",         "memory_leak",              "throughput_drop", "logprob_mismatch",
-      "kl_above_range",     "length_collapse",    "length_growth",            "reward_collapse", "entropy_rise"};
+      "kl_above_range",     "length_collapse",    "length_growth",            "reward_collapse", "entropy_rise",
+      "loss_divergence"};
   return types;
 }
 

@@ -21,13 +21,14 @@ namespace {
 const std::map<std::string, std::vector<std::string>>& parameter_table() {
   static const std::map<std::string, std::vector<std::string>> table = {
       {"level_shift", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",
-                       "freeze_fraction", "min_points", "min_change", "rearm_after"}},
+                       "freeze_fraction", "min_points", "min_change", "rearm_after", "early_min_change", "early_z"}},
       {"spike", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "threshold", "min_points",
                  "max_points", "min_change", "early_min_change"}},
       {"drift", {"reference_skip", "reference_points", "window", "min_relative_change", "min_sigma", "min_points"}},
       {"threshold", {"min_points", "max_gap"}},
       {"controller", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",
-                      "freeze_fraction", "min_points", "min_change", "rearm_after", "coef_min_relative_change"}},
+                      "freeze_fraction", "min_points", "min_change", "rearm_after", "early_min_change", "early_z",
+                      "coef_min_relative_change"}},
       {"co_trend", {"reference_points", "window", "proxy_min_sigma", "other_min_relative_change", "other_min_sigma",
                     "min_points"}},
       {"flat", {"reference_points", "window", "flat_ratio", "min_move_sigma", "min_scale", "min_points"}},
@@ -36,7 +37,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"zero_variance_groups", {"group_size", "margin", "fallback_threshold", "min_points"}},
       {"schedule_jump", {"jump_fraction", "smooth_window", "smooth_fraction"}},
       {"bound", {"min_points", "max_gap", "open_max_gap", "chance_rate", "start_points", "history", "onset_fraction", "progress_min_sigma"}},
-      {"steady_trend", {"min_points", "min_z", "min_relative_change", "edge_fraction", "capacity"}},
+      {"steady_trend", {"min_points", "min_z", "min_relative_change", "min_scale", "edge_fraction", "capacity"}},
       {"drawdown", {"smooth", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
       {"rebound", {"smooth", "min_ratio", "min_rise", "min_sigma", "min_points", "max_gap", "history"}},
       {"non_finite", {}},
@@ -169,7 +170,7 @@ const std::vector<KindOption>& kind_options(const std::string& kind) {
       {"co_trend", {{"other_direction", {"up", "down"}}}},
       {"bound", {{"bound", {"above", "below", "above_start", "below_start"}}, {"transform", TRANSFORMS},
                  {"onset", {"change", "crossing"}}}},
-      {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}}},
+      {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}, {"compare", {"ratio", "magnitude"}}}},
   };
   static const std::vector<KindOption> none;
   auto it = table.find(kind);

@@ -17,6 +17,13 @@ namespace {
 // zero, or, with rearm_after > 0, it is judged after that many points and the detector starts over (see observe).
 // An episode is reported when the level it reached moved at least min_change and 2k scale units; its onset is
 // re-estimated from the points around the alarm (refine_onset).
+//
+// Before the warm-up is complete (a run's first logged points, or all of a run too short to warm up) there is no
+// forecast, yet a metric can already jump. With early_min_change > 0, from the EARLY_POINTS-th point on, a point at
+// least early_min_change (working units, set from what the metric is known to do) and early_z robust sigmas beyond
+// the median of the warm-up so far is kept out of the warm-up and joins an early episode; min_points such points in
+// a row are a shift, reported when a point falls back or after `warmup` points, when the warm-up starts again from
+// the new level. Fewer are an excursion, not a shift (spikes are another detector's).
 class LevelShift : public Detector {
  public:
   explicit LevelShift(const DetectorSpec& s) : Detector(s) {
@@ -29,6 +36,9 @@ class LevelShift : public Detector {
     min_points_ = static_cast<int64_t>(s.param("min_points", 1));
     min_change_ = s.param("min_change", 0.0);
     rearm_after_ = static_cast<int64_t>(s.param("rearm_after", 0));
+    warmup_ = static_cast<int64_t>(s.param("warmup", 50));
+    early_min_change_ = s.param("early_min_change", 0.0);
+    early_z_ = s.param("early_z", 4.0);
     sign_ = direction_sign(s);
     log_ = s.option("transform", "none") == "log";
     lookback_.configure(LOOKBACK);
@@ -50,6 +60,10 @@ class LevelShift : public Detector {
     if (std::isnan(v)) return;
     if (pending_) follow_pending(step, v);
     if (!ref_.armed()) {
+      if (early_min_change_ > 0 && (early_.open || ref_.warmed() >= EARLY_POINTS) && observe_early(step, raw, v)) {
+        return;
+      }
+      close_early();
       ref_.warm_up(v);
       return;
     }
@@ -119,6 +133,7 @@ class LevelShift : public Detector {
   }
   void finish() override {
     close();
+    close_early();
     emit_pending();
   }
 
@@ -188,6 +203,48 @@ class LevelShift : public Detector {
     tail_side_ = episode_side_;
     tail_threshold_ = change / 2;
     tail_smoothed_ = smoothed_;
+  }
+  // A point judged against the provisional reference of the warm-up so far; true when it belongs to an early episode
+  // (it then stays out of the warm-up).
+  bool observe_early(int64_t step, double raw, double v) {
+    if (!early_.open) ref_.provisional(scratch_, early_level_, early_sigma_);
+    double deviation = v - early_level_;
+    double z = deviation / early_sigma_;
+    if (!(std::fabs(deviation) >= early_min_change_ && std::fabs(z) >= early_z_ && direction_allows(sign_, deviation))) {
+      return false;
+    }
+    if (!early_.open) {
+      early_.begin(step);
+      early_sum_ = 0;
+    }
+    early_.add(step, raw, std::fabs(z));
+    early_sum_ += v;
+    if (early_.points == min_points_) early_confirmed_ = step;
+    if (early_.points >= warmup_) {
+      // Held for a whole warm-up: the new level is the metric's normal from here on, learned afresh.
+      close_early();
+      ref_.reset();
+    }
+    return true;
+  }
+  void close_early() {
+    if (!early_.open) return;
+    early_.open = false;
+    if (early_.points < min_points_) return;
+    double base = log_ ? std::exp(early_level_) : early_level_;
+    double mean_v = early_sum_ / static_cast<double>(early_.points);
+    double reached = log_ ? std::exp(mean_v) : mean_v;
+    double level = early_.mean();
+    std::map<std::string, double> evidence = {{"baseline", base},
+                                              {"level", level},
+                                              {"reached", reached},
+                                              {"shift_sigma", (mean_v - early_level_) / early_sigma_},
+                                              {"ratio", base != 0 ? level / base : NaN},
+                                              {"alarm_step", static_cast<double>(early_confirmed_)},
+                                              {"points", static_cast<double>(early_.points)}};
+    if (!confirm(evidence)) return;
+    alarm(early_.end);
+    report(early_.onset, early_.end, early_.peak_step, early_.peak_value, std::move(evidence));
   }
   // The CUSUM's change time is where the side last left zero; noise that kept it above zero before the change
   // dates it too early. With the points after the alarm in hand, the onset is re-estimated as the maximum-likelihood
@@ -262,6 +319,13 @@ class LevelShift : public Detector {
   int tail_side_ = 0;
   double tail_base_ = 0, tail_threshold_ = 0, tail_smoothed_ = 0;
   int64_t alarm_step_ = 0;
+  // The early rule (before the warm-up is complete): its episode and the provisional reference it is judged against.
+  static constexpr int EARLY_POINTS = 3;
+  int64_t warmup_ = 50;
+  double early_min_change_ = 0, early_z_ = 4;
+  Episode early_;
+  double early_level_ = 0, early_sigma_ = 1, early_sum_ = 0;
+  int64_t early_confirmed_ = 0;
 };
 
 

@@ -4,10 +4,14 @@
 // (stats::ThinnedSeries):
 //   - a Mann-Kendall trend score |Z| of at least min_z in the watched direction (no noise model, no warm-up);
 //   - the median of the last edge_fraction of the run against the median of the first: a rise to at least
-//     (1 + min_relative_change) times the start, or a fall to at most (1 - min_relative_change) of it.
+//     (1 + min_relative_change) times the start, or a fall to at most (1 - min_relative_change) of it;
+//     with `compare: magnitude`, for a metric whose sign may change (a loss unbounded below), the end at least
+//     (1 + min_relative_change) times as far from zero as the start, or than min_scale when the start is nearer
+//     zero than that, on the side the trend heads to: a loss running away, whichever sign it started with.
 // The onset is where the drift began (stats::ramp_start over the thinned run); the episode runs to the last point.
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "detect/kind_support.h"
 #include "stats/change_point.h"
@@ -26,6 +30,8 @@ class SteadyTrend final : public Detector {
     min_points_ = static_cast<size_t>(std::max(3.0, s.param("min_points", 20)));
     min_z_ = s.param("min_z", 3.0);
     min_relative_change_ = s.param("min_relative_change", 1.0);
+    min_scale_ = s.param("min_scale", 0.0);
+    magnitude_ = s.option("compare", "ratio") == "magnitude";
     edge_fraction_ = std::clamp(s.param("edge_fraction", 0.2), 0.05, 0.5);
   }
   void reset() override {
@@ -36,6 +42,17 @@ class SteadyTrend final : public Detector {
     if (!std::isfinite(x[0])) return;
     series_.push(step, x[0]);
     last_step_ = step;
+  }
+  // A runaway is dated where the metric left its starting level for good: after the last point still within 5 % of
+  // the way from the start to the end. (A flat-then-linear fit dates a run-away that decelerates, as losses do once
+  // they are far gone, near the run's start.)
+  static size_t departure(std::span<const double> values, double start, double end) {
+    double sign = end > start ? 1.0 : -1.0, band = 0.05 * std::fabs(end - start);
+    size_t onset = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (sign * (values[i] - start) <= band) onset = i + 1;
+    }
+    return std::min(onset, values.size() - 1);
   }
   void finish() override {
     auto values = series_.values();
@@ -56,11 +73,14 @@ class SteadyTrend final : public Detector {
     int direction = mk.z > 0 ? 1 : -1;
     double ratio = start != 0 ? end / start : NaN;
     bool trending = std::fabs(mk.z) >= min_z_ && direction_allows(sign_, mk.z);
-    bool far_enough = start > 0 && end >= 0 &&
-                      (direction > 0 ? ratio >= 1 + min_relative_change_ : ratio <= 1 - min_relative_change_);
+    bool far_enough = magnitude_ ? direction * end > 0 && std::fabs(end) >= (1 + min_relative_change_) *
+                                                                    std::max(std::fabs(start), min_scale_)
+                                 : start > 0 && end >= 0 &&
+                                       (direction > 0 ? ratio >= 1 + min_relative_change_
+                                                      : ratio <= 1 - min_relative_change_);
     if (trending && far_enough) {
       alarm(last_step_);
-      size_t onset = stats::ramp_start(working, std::max<size_t>(2, n / 5));
+      size_t onset = magnitude_ ? departure(values, start, end) : stats::ramp_start(working, std::max<size_t>(2, n / 5));
       // The peak is the most extreme kept point in the drift's direction.
       size_t peak = 0;
       for (size_t i = 1; i < n; ++i) {
@@ -78,7 +98,8 @@ class SteadyTrend final : public Detector {
   int sign_ = 0;
   bool log_ = false;
   size_t min_points_;
-  double min_z_, min_relative_change_, edge_fraction_;
+  double min_z_, min_relative_change_, min_scale_, edge_fraction_;
+  bool magnitude_ = false;
   int64_t last_step_ = 0;
 };
 
