@@ -92,6 +92,12 @@ def ingest(path):
     return values
 
 
+def _raw(metric):
+    """A labeled metric's raw name as logged: a notebook's HTML progress table shows a logged `rewards/chosen` as
+    `rewards / chosen`, and labels quote the table."""
+    return str(metric.get("raw", "")).replace(" / ", "/")
+
+
 def check_parse(case, doc, path):
     """Problems with how the log was read, as text (empty: read right)."""
     want = case.get("parse") or {}
@@ -99,7 +105,7 @@ def check_parse(case, doc, path):
     (run,) = doc["runs"]
     raw_to_name = {raw: name for name, m in run["metrics"].items() for raw in m.get("raw_names", [])}
     # The training metrics' step range (eval and summary metrics may sit outside it, e.g. an eval at step 0).
-    labeled = [run["metrics"][n] for n in {raw_to_name.get(m.get("raw")) for m in want.get("metrics") or []}
+    labeled = [run["metrics"][n] for n in {raw_to_name.get(_raw(m)) for m in want.get("metrics") or []}
                if n in run["metrics"]]
     if labeled:
         first, last = min(m["first_step"] for m in labeled), max(m["last_step"] for m in labeled)
@@ -109,7 +115,7 @@ def check_parse(case, doc, path):
             problems.append("last step %s, labeled %s" % (last, want["last_step"]))
     values = ingest(path) if want.get("metrics") else {}
     for m in want.get("metrics") or []:
-        name = raw_to_name.get(m.get("raw")) or (m["canonical"] if m["canonical"] in run["metrics"] else None)
+        name = raw_to_name.get(_raw(m)) or (m["canonical"] if m["canonical"] in run["metrics"] else None)
         if name is None:
             problems.append("metric %s not read" % m.get("raw", m["canonical"]))
             continue
