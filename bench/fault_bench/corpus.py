@@ -20,7 +20,7 @@ from .labels import RunLabels, read_labels
 
 MANIFEST_SCHEMA = "rldk.fault_bench.manifest/v1"
 # Bump when the generator's output changes, so a corpus written by an older generator is rebuilt, not reused.
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 
 # Long runs: one logged row per optimizer step (verl, OpenRLHF, custom loops), lengths in steps. Short runs dominate
 # faulty cases (cheap, and the hardest: little baseline before the onset); clean runs include long ones, where false
@@ -73,7 +73,7 @@ def plan(size: CorpusSize, seed: int, faults=None) -> list:
     """Decides every run (id, algorithm, length, fault, seed, regime) before generating any, so a subset can be
     rebuilt. The long mid-onset runs of the fault types generator 3 had, and the long clean runs, are drawn exactly
     as generator 3 drew them (same stream, same order), so their figures stay comparable across versions; every
-    run added since comes from a stream of its own."""
+    run added since comes from a stream of its own (generator 4's types and regimes, then each later type)."""
     names = list(faults or CATALOG)
     rng = np.random.default_rng([seed, 0])
     runs = []
@@ -106,7 +106,7 @@ def plan(size: CorpusSize, seed: int, faults=None) -> list:
                       else "%s-%s-%s-%02d" % (fault_name, regime, algorithm, k))
         added.append(PlannedRun(run_id, algorithm, steps, fault_name, (seed, 3, len(added)), regime, every))
 
-    for fault_name in names:
+    def add_fault(fault_name):
         fault = CATALOG[fault_name]
         if fault.since > 3:
             for k in range(size.runs_per_fault):
@@ -118,6 +118,9 @@ def plan(size: CorpusSize, seed: int, faults=None) -> list:
                 algorithm = fault.algorithms[k % len(fault.algorithms)]
                 short = onset == "mid" or SHORT_SHARE[k % len(SHORT_SHARE)]
                 add(fault_name, "%s-%s" % ("short" if short else "long", onset), k, algorithm)
+
+    for fault_name in [f for f in names if CATALOG[f].since <= 4]:
+        add_fault(fault_name)
     total, k = 0, 0
     while total < size.short_clean_points:
         algorithm = algorithms.ALGORITHMS[k % len(algorithms.ALGORITHMS)]
@@ -127,6 +130,11 @@ def plan(size: CorpusSize, seed: int, faults=None) -> list:
                                 (seed, 4, k), "short-clean", every))
         total += points
         k += 1
+    # Types added since generator 5 draw from a stream of their own, after every run generator 4 planned, so adding
+    # one leaves the others' draws (and figures) as they were.
+    rng = np.random.default_rng([seed, 5])
+    for fault_name in [f for f in names if CATALOG[f].since >= 5]:
+        add_fault(fault_name)
     return runs + added
 
 

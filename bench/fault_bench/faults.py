@@ -414,6 +414,21 @@ def _loss_plateau(run, rng, i0, mag):
     return run.n - 1, [name], ["grad_vanishing", "reward_saturation"]
 
 
+def _loss_divergence(run, rng, i0, mag):
+    """The loss runs away from the onset to the end and ends `mag` loss units from zero (reported: a DPO variant whose
+    log-ratio penalty has no lower bound falls from about 2.6 through zero to -200 while the model turns to
+    gibberish): through zero downwards in two runs of three, upwards (a diverging loss) in the others; linearly or
+    front-loaded (sqrt). The run's own noise is kept, growing with the loss's distance from its onset level."""
+    name = "train/loss"
+    start = float(run.baseline[name][i0])
+    end = start + mag if rng.random() < 1.0 / 3.0 else -mag
+    trend = start + (end - start) * _progress(run, i0, float(rng.choice([0.5, 1.0])))
+    noise = run.metrics[name][i0:] - run.baseline[name][i0:]
+    run.metrics[name][i0:] = trend + noise * np.maximum(1.0, np.abs(trend) / max(start, 1e-9))
+    run.baseline[name][i0:] = trend
+    return run.n - 1, [name], ["loss_plateau"]
+
+
 def _lr_anomaly(run, rng, i0, mag):
     """The learning rate leaves its schedule by a factor of `mag` (up or down: a scheduler restored from the wrong
     checkpoint, a units mistake), for 20 steps to the end of the run."""
@@ -675,6 +690,8 @@ CATALOG = {f.name: f for f in [
     FaultType("reward_collapse", _RL, (1.0, 1.5), "fraction of the reward gain lost",
               "reward falls back to its start or below", _reward_collapse, choose_onset=_reward_collapse_onset,
               since=4),
+    FaultType("loss_divergence", ("dpo",), (10.0, 200.0), "loss units from zero at the end",
+              "the loss runs away (through zero, or upwards)", _loss_divergence, since=5),
 ]}
 
 FAULT_TYPES = tuple(CATALOG)
