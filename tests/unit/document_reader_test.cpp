@@ -60,6 +60,25 @@ TEST(TrainerState, OneLineDocument) {
   EXPECT_TRUE(has_series(run, "eval/loss", {1}, {0.6}));
 }
 
+// A project's own export keeps the trainer's log history under another name, beside its metadata and single-metric
+// series: the member whose step records carry the most fields is the run; the metadata is not a step.
+TEST(TrainerState, HistoryUnderAnotherName) {
+  ReadOutput out = read_text(
+      R"({
+          "metadata": {"run_name": "dpo", "effective_batch_size": 64},
+          "learning_rate": [{"learning_rate": 0.0, "step": 1}, {"learning_rate": 1e-06, "step": 2}],
+          "raw_log_history": [{"loss": 0.69, "rewards/margins": 0.01, "learning_rate": 0.0, "step": 1},
+                              {"loss": 0.5, "rewards/margins": 0.4, "learning_rate": 1e-06, "step": 2}],
+          "train_loss": [{"loss": 0.69, "step": 1}, {"loss": 0.5, "step": 2}]})",
+      "dpo_history.json");
+  EXPECT_EQ(out.format, rldk::Format::json_document);
+  EXPECT_EQ(out.detail, "json document (history under raw_log_history: 2 train, 0 eval, 0 summary entries)");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2}, {0.69, 0.5}));
+  EXPECT_TRUE(has_series(run, "pref/reward_margin", {1, 2}, {0.01, 0.4}));
+  EXPECT_EQ(run.series.size(), 3u) << names_of(run);
+}
+
 TEST(TrainerState, EntriesWithoutStepFollowThePreviousOne) {
   ReadOutput out = read_text(
       "{\n\"log_history\": [\n{\"loss\": 0.9},\n{\"loss\": 0.5, \"step\": 5},\n{\"eval_loss\": 0.6}\n]\n}\n",

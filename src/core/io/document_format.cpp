@@ -1,5 +1,6 @@
-// Whole JSON documents: HF/TRL trainer_state.json (log_history holds train, eval and summary entries), a JSON array
-// of wide records, or a single wide object. These are small and rewritten in place by their writers, so they are
+// Whole JSON documents: HF/TRL trainer_state.json (log_history holds train, eval and summary entries), an object
+// that keeps such a history under another name (a project's own export: `{"metadata": {...}, "raw_log_history":
+// [...], ...}`), a JSON array of wide records, or a single wide object. These are small and rewritten in place by their writers, so they are
 // collected and parsed at the end rather than line by line.
 #include <algorithm>
 #include <vector>
@@ -51,8 +52,9 @@ class DocumentFormat final : public LineFormat {
   }
 
   std::string detail() const override {
-    if (kind_ == "trainer_state") {
-      return "json document (trainer_state: " + std::to_string(train_) + " train, " + std::to_string(eval_) +
+    if (kind_ == "trainer_state" || kind_ == "history") {
+      std::string what = kind_ == "history" ? "history under " + history_key_ : kind_;
+      return "json document (" + what + ": " + std::to_string(train_) + " train, " + std::to_string(eval_) +
              " eval, " + std::to_string(summary_) + " summary entries)";
     }
     return "json document (" + kind_ + ")";
@@ -64,10 +66,12 @@ class DocumentFormat final : public LineFormat {
     return first_line_ + static_cast<uint64_t>(it - line_starts_.begin()) - 1;
   }
 
-  // Top-level object: trainer_state.json when it has log_history, otherwise one wide record.
+  // Top-level object: trainer_state.json when it has log_history; an object with another member holding per-step
+  // records (history_member); otherwise one wide record.
   bool parse_object(LenientParser& parser) {
     LenientParser probe(text_);
-    bool has_history = text_.find("\"log_history\"") != std::string::npos;
+    history_key_ = text_.find("\"log_history\"") != std::string::npos ? "log_history" : history_member();
+    bool has_history = !history_key_.empty();
     if (!has_history) {
       kind_ = "single record";
       record_.clear();
@@ -78,7 +82,7 @@ class DocumentFormat final : public LineFormat {
       parser = probe;  // report the error at its place
       return false;
     }
-    kind_ = "trainer_state";
+    kind_ = history_key_ == "log_history" ? "trainer_state" : "history";
     parser.consume('{');
     if (parser.consume('}')) return true;
     std::string key;
@@ -86,7 +90,7 @@ class DocumentFormat final : public LineFormat {
       if (!parser.string(key)) return false;
       if (!parser.consume(':')) return fail_at(parser.offset(), "expected ':' after a key");
       char c = parser.peek();
-      if (key == "log_history" && c == '[') {
+      if (key == history_key_ && c == '[') {
         if (!parse_array(parser, "log_history")) return false;
       } else if (c == '{' || c == '[') {
         if (!parser.skip_value()) return false;
@@ -104,6 +108,36 @@ class DocumentFormat final : public LineFormat {
       }
       if (parser.consume(',')) continue;
       return parser.consume('}') || fail_at(parser.offset(), "expected ',' or '}'");
+    }
+  }
+
+  // The top-level member that holds the run's history under a name of its own: an array whose first element is an
+  // object with a `step` and at least one other number, the one whose first record has the most fields (a project's
+  // export may keep single-metric series beside the full history). Empty when there is none.
+  std::string history_member() const {
+    LenientParser parser(text_);
+    if (!parser.consume('{') || parser.consume('}')) return {};
+    std::string key, best;
+    size_t best_fields = 0;
+    FlatRecord first;
+    for (;;) {
+      if (!parser.string(key) || !parser.consume(':')) return {};
+      if (parser.peek() == '[') {
+        LenientParser look = parser;
+        look.consume('[');
+        first.clear();
+        if (look.peek() == '{' && look.flat_object(first)) {
+          bool has_step = false;
+          for (const auto& f : first.fields) has_step = has_step || first.key(f) == "step";
+          if (has_step && first.fields.size() >= 2 && first.fields.size() > best_fields) {
+            best = key;
+            best_fields = first.fields.size();
+          }
+        }
+      }
+      if (!parser.skip_value()) return {};
+      if (parser.consume(',')) continue;
+      return parser.consume('}') ? best : std::string{};
     }
   }
 
@@ -153,6 +187,7 @@ class DocumentFormat final : public LineFormat {
   uint64_t first_line_ = 1;
   bool too_large_ = false;
   std::string kind_ = "empty";
+  std::string history_key_;  // the member holding the per-step records ("log_history" in trainer_state.json)
   uint64_t train_ = 0, eval_ = 0, summary_ = 0;
   std::optional<int64_t> last_step_;
 };
