@@ -20,8 +20,8 @@
 // falls while the reward climbs to its ceiling is a policy sharpening on what it learned (published GSM8K
 // baselines fall to 6 % of their starting entropy that way), the same fall with a flat or falling reward is the
 // collapse. With progress_min_sigma > 0, a finding whose progress metric rose over the run (the median of its
-// last 5 values above the median of its first 5 by progress_min_sigma early noise units and by a tenth of the
-// larger level), judged when the data ends, is reported one severity lower, saying why. The same context tells a
+// last quarter, 5-20 points, above the median of its first by progress_min_sigma standard errors and by a tenth of
+// the larger level; see progress_rose), judged when the data ends, is reported one severity lower, saying why. The same context tells a
 // run that learned through steps without a learning signal (a sparse reward's slow start) from one that never did.
 #include <algorithm>
 #include <cmath>
@@ -54,18 +54,20 @@ class Bound final : public Detector {
     onset_fraction_ = std::clamp(s.param("onset_fraction", 0.5), 0.0, 1.0);
     history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
     progress_min_sigma_ = s.param("progress_min_sigma", 0.0);
-    progress_recent_.configure(PROGRESS_POINTS);
+    progress_recent_.configure(static_cast<int>(PROGRESS_EARLY_POINTS));
   }
   void reset() override {
     finish();
     seen_ = 0;
     start_ = NaN;
+    firsts_.clear();
     pending_ = pending_quiet_ = 0;
     episode_onset_ = 1;
     episode_end_ = 0;
     history_.reset();
     progress_early_.clear();
     progress_recent_.reset();
+    progress_seen_ = 0;
   }
   void observe(int64_t step, const double* x) override {
     if (progress_min_sigma_ > 0 && spec_.inputs.size() > 1) track_progress(step, x[1]);
@@ -73,7 +75,8 @@ class Bound final : public Detector {
     if (!std::isfinite(v)) return;
     if (!resolved_ && !resolve()) return;
     if (seen_ < start_points_) {
-      start_ = seen_ == 0 ? v : (up_ ? std::min(start_, v) : std::max(start_, v));
+      firsts_.push_back(v);
+      start_ = starting_level();
     }
     ++seen_;
     history_.push(transformed(log_, v), step);
@@ -148,6 +151,25 @@ class Bound final : public Detector {
     return std::clamp(k, min_points_, std::max(min_points_, MAX_POINTS_FOR_NOISE));
   }
 
+  // The least extreme of the first values in the watched direction, so that a change beginning inside them still
+  // counts (a completion length of 53 tokens, then 3). For a rise judged against the start on a log scale, a first
+  // value an order of magnitude (START_OUTLIER_FACTOR) below their median is left out: it is a single odd step, not
+  // the run's level. A GRPO step whose groups all scored alike has a gradient norm of ~0.0003 among norms of 0.3-0.5,
+  // and every later ordinary norm would read as "3,000x its start" (a real healthy TRL run). A fall keeps its first
+  // value whatever it is: the collapse at the second point is the common real case there.
+  double starting_level() const {
+    double median = NaN;
+    if (relative_ && up_ && log_ && firsts_.size() >= 2) {
+      std::vector<double> sorted(firsts_);
+      median = stats::median_in_place(sorted);
+    }
+    double level = NaN;
+    for (double v : firsts_) {
+      if (median > 0 && v > 0 && v * START_OUTLIER_FACTOR < median) continue;
+      level = std::isnan(level) ? v : (up_ ? std::min(level, v) : std::max(level, v));
+    }
+    return level;
+  }
   // The metric's range comes from the dictionary once the driver has named the metric this run resolved to.
   bool resolve() {
     resolved_ = true;
@@ -213,19 +235,32 @@ class Bound final : public Detector {
     if (!std::isfinite(p)) return;
     if (progress_early_.size() < PROGRESS_EARLY_POINTS) progress_early_.push_back(p);
     progress_recent_.push(p, step);
+    ++progress_seen_;
   }
   // The progress metric's start and current levels when it rose clearly over the run; false otherwise.
+  //
+  // The start and current levels are medians of w points each: a quarter of the run, from 5 to 20 points (the first w
+  // of the early values, the last w seen). The rise must exceed progress_min_sigma standard errors of the difference
+  // of two such medians (1.2533 x sqrt(2 / w) x the early point-to-point noise): a GRPO reward averaged over 4
+  // completions per step jumps by 0.2-0.5 between steps, and a real climb from 0.26 to 0.56 over 100 steps is
+  // progress even though it never clears four single-point noises.
   bool progress_rose(double& start, double& now) {
-    if (progress_early_.size() < 2 * PROGRESS_POINTS || !progress_recent_.full()) return false;
-    scratch_.assign(progress_early_.begin(), progress_early_.begin() + PROGRESS_POINTS);
+    int64_t w = std::clamp<int64_t>(progress_seen_ / 4, PROGRESS_MIN_POINTS, static_cast<int64_t>(PROGRESS_EARLY_POINTS));
+    if (progress_seen_ < 2 * w || static_cast<int64_t>(progress_early_.size()) < w || progress_recent_.size() < w) {
+      return false;
+    }
+    scratch_.assign(progress_early_.begin(), progress_early_.begin() + w);
     start = stats::median_in_place(scratch_);
     scratch_.clear();
-    for (int i = 0; i < progress_recent_.size(); ++i) scratch_.push_back(progress_recent_.at_from_oldest(i));
+    for (int i = progress_recent_.size() - static_cast<int>(w); i < progress_recent_.size(); ++i) {
+      scratch_.push_back(progress_recent_.at_from_oldest(i));
+    }
     now = stats::median_in_place(scratch_);
     scratch_ = progress_early_;
     double noise = stats::difference_noise(scratch_);
+    double standard_error = MEDIAN_EFFICIENCY * std::sqrt(2.0 / static_cast<double>(w)) * noise;
     double rise = now - start;
-    return rise > progress_min_sigma_ * noise && rise >= 0.1 * std::max(std::fabs(start), std::fabs(now));
+    return rise > progress_min_sigma_ * standard_error && rise >= 0.1 * std::max(std::fabs(start), std::fabs(now));
   }
   void add(int64_t step, double v, bool beyond_critical) {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
@@ -287,14 +322,18 @@ class Bound final : public Detector {
   // The last reported episode's steps: its points are not the metric's noise.
   int64_t episode_onset_ = 1, episode_end_ = 0;
   double start_ = NaN, onset_fraction_ = 0.5;
+  std::vector<double> firsts_;  // the first start_points values
+  static constexpr double START_OUTLIER_FACTOR = 10.0;
   std::vector<double> scratch_, diffs_;
   int64_t first_crossing_onset_ = 0, first_crossing_step_ = 0;
   // The progress context input: its first values (for its start level and early noise) and its last ones.
-  static constexpr int PROGRESS_POINTS = 5;
+  static constexpr int64_t PROGRESS_MIN_POINTS = 5;
+  static constexpr double MEDIAN_EFFICIENCY = 1.2533;  // a median's standard error over a mean's, for normal noise
   static constexpr size_t PROGRESS_EARLY_POINTS = 20;
   double progress_min_sigma_ = 0;
   std::vector<double> progress_early_;
   RingWindow progress_recent_;
+  int64_t progress_seen_ = 0;
   RingWindow history_;
   Episode episode_;
 };
