@@ -30,10 +30,6 @@ KNOWN_GAPS = {
         "grad_explosion": "isolated spikes between zero norms (3.6 at step 35 after two nonzero values of 0.2): no "
                           "warm-up baseline exists yet; the 17x and 46x spikes at steps 100-115 are found",
     },
-    "trl_ppo_qwen25_05b_arith_v1_truncation_no_signal": {
-        "no_signal": "the score is constant at the format penalty (-0.106 to -0.100 at all 100 steps); TRL's PPO "
-                     "logs no per-batch reward spread, and no detector judges a reward that never varies yet",
-    },
     "unsloth_dpo_llama3_8b_pku_lr2e_4_chosen_drop": {
         "reward_collapse": "labeled from rewards/chosen (beta x the chosen log-ratio: -2 by step 10), which needs "
                            "beta to be judged in nats; the per-batch chosen log-prob (-110 to -300) stays inside "

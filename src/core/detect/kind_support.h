@@ -123,5 +123,6 @@ std::unique_ptr<Detector> make_bound(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_steady_trend(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_drawdown(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_rebound(const DetectorSpec& spec);
+std::unique_ptr<Detector> make_constant(const DetectorSpec& spec);
 
 }  // namespace rldk::detect
