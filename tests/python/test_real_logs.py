@@ -26,10 +26,6 @@ KNOWN_GAPS = {
         "entropy_collapse": "entropy falls to 23% of its start within 15 steps; the healthy-range bound is 10% "
                             "(healthy verl runs fall to 6-20% over a whole run), and no detector judges the speed",
     },
-    "trl_grpo_qwen25_7b_gsm8k_rho05_length_collapse": {
-        "grad_explosion": "isolated spikes between zero norms (3.6 at step 35 after two nonzero values of 0.2): no "
-                          "warm-up baseline exists yet; the 17x and 46x spikes at steps 100-115 are found",
-    },
     "unsloth_dpo_llama3_8b_pku_lr2e_4_chosen_drop": {
         "reward_collapse": "labeled from rewards/chosen (beta x the chosen log-ratio: -2 by step 10), which needs "
                            "beta to be judged in nats; the per-batch chosen log-prob (-110 to -300) stays inside "

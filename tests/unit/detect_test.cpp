@@ -188,6 +188,17 @@ TEST(Scan, ProgressIsJudgedOnQuarterMediansOfANoisyReward) {
   EXPECT_LT(static_cast<int>(converging[0].severity), static_cast<int>(stalled[0].severity));
 }
 
+// A GRPO gradient norm is 0 at most logged steps (zeros are skipped on a log scale); a spike that comes after only
+// two nonzero norms is judged against them (a real TRL sweep run: 0.19, 0.21, zeros, then 3.6).
+TEST(Scan, GradientSpikeAfterTwoNonzeroNorms) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("grad_spike");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> norm = {0.19, 0.21, 0, 0, 0, 0, 3.6, 0, 0, 0, 0, 0.25, 0, 0.3};
+  auto found = run_detector_on_values(*spec, {{"policy/grad_norm", norm}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].onset_step, 7);
+}
+
 // Entropy under 10 % of its start is a warning; with the reward climbing over the run it is a policy converging on
 // what it learned (one severity lower, the reward's rise in the evidence), with a flat reward it stays a warning.
 TEST(Scan, EntropyBelowStartIsANoteWhileTheRewardClimbs) {

@@ -19,11 +19,12 @@ namespace {
 // re-estimated from the points around the alarm (refine_onset).
 //
 // Before the warm-up is complete (a run's first logged points, or all of a run too short to warm up) there is no
-// forecast, yet a metric can already jump. With early_min_change > 0, from the EARLY_POINTS-th point on, a point at
-// least early_min_change (working units, set from what the metric is known to do) and early_z robust sigmas beyond
-// the median of the warm-up so far is kept out of the warm-up and joins an early episode; min_points such points in
-// a row are a shift, reported when a point falls back or after `warmup` points, when the warm-up starts again from
-// the new level. Fewer are an excursion, not a shift (spikes are another detector's).
+// forecast, yet a metric can already jump. With early_min_change > 0, once EARLY_POINTS values are in the warm-up
+// (from the fourth point on), a point at least early_min_change (working units, set from what the metric is known
+// to do) and early_z robust sigmas beyond the median of the warm-up so far is kept out of the warm-up and joins an
+// early episode; min_points such points in a row are a shift, reported when a point falls back or after `warmup`
+// points, when the warm-up starts again from the new level. Fewer are an excursion, not a shift (spikes are
+// another detector's).
 class LevelShift : public Detector {
  public:
   explicit LevelShift(const DetectorSpec& s) : Detector(s) {

@@ -14,7 +14,8 @@ namespace {
 // max_points are level shifts (their own detector), not spikes, and are not reported here.
 //
 // Before the warm-up is complete (a run's first logged points, all of a short run's warm-up) a spike can still be
-// judged: with early_min_change > 0, from the EARLY_POINTS-th point on, a point at least early_min_change (working
+// judged: with early_min_change > 0, once EARLY_POINTS values are in the warm-up (two: a GRPO run whose gradient
+// norm is 0 at most logged steps can spike after only two nonzero norms), a point at least early_min_change (working
 // units: a ratio on a log scale, set from what the metric is known to do, e.g. 5x for a KL) and `threshold` robust
 // sigmas beyond the median of the warm-up values so far is a spike candidate and is kept out of the warm-up. A run of such points longer than
 // max_points is a level the metric moved to (a GRPO KL leaving zero), not a spike: the warm-up starts again there.
@@ -105,7 +106,7 @@ class Spike final : public Detector {
   }
   AdaptiveReference ref_;
   Episode episode_;
-  static constexpr int EARLY_POINTS = 3;
+  static constexpr int EARLY_POINTS = 2;
   double threshold_, min_change_, early_min_change_;
   std::vector<double> scratch_;
   int64_t min_points_, max_points_;
