@@ -28,6 +28,14 @@ inline bool direction_allows(int sign, double deviation) {
   return sign == 0 || (sign > 0 && deviation > 0) || (sign < 0 && deviation < 0);
 }
 
+// The early judgement of a point before a warm-up is complete (spike, level_shift): its deviation from the median of
+// the warm-up so far is at least `min_change` (a ratio on a log scale, known for the metric) and `min_z` of that
+// warm-up's robust sigmas, in a direction the detector watches. Sets z.
+inline bool early_departure(double deviation, double sigma, double min_change, double min_z, int sign, double& z) {
+  z = deviation / sigma;
+  return std::fabs(deviation) >= min_change && std::fabs(z) >= min_z && direction_allows(sign, deviation);
+}
+
 // Value in the detector's working units; NaN to skip the point (non-finite values have their own detector).
 inline double transformed(bool log_scale, double x) {
   if (!std::isfinite(x)) return NaN;

@@ -209,11 +209,8 @@ class LevelShift : public Detector {
   // (it then stays out of the warm-up).
   bool observe_early(int64_t step, double raw, double v) {
     if (!early_.open) ref_.provisional(scratch_, early_level_, early_sigma_);
-    double deviation = v - early_level_;
-    double z = deviation / early_sigma_;
-    if (!(std::fabs(deviation) >= early_min_change_ && std::fabs(z) >= early_z_ && direction_allows(sign_, deviation))) {
-      return false;
-    }
+    double z = 0;
+    if (!early_departure(v - early_level_, early_sigma_, early_min_change_, early_z_, sign_, z)) return false;
     if (!early_.open) {
       early_.begin(step);
       early_sum_ = 0;

@@ -72,13 +72,10 @@ class Spike final : public Detector {
   bool observe_early(int64_t step, double raw, double v) {
     double level = 0, sigma = 0;
     ref_.provisional(scratch_, level, sigma);
-    double deviation = v - level;
     // Both the known-to-be-large ratio and the usual threshold in the warm-up's own robust sigmas: a metric whose
     // values are numerical noise (an approx_kl of 1e-6) moves by large ratios without standing out of its noise.
-    double z = deviation / sigma;
-    if (!(std::fabs(deviation) >= early_min_change_ && std::fabs(z) >= threshold_ && direction_allows(sign_, deviation))) {
-      return false;
-    }
+    double z = 0;
+    if (!early_departure(v - level, sigma, early_min_change_, threshold_, sign_, z)) return false;
     if (!episode_.open) {
       episode_.begin(step);
       baseline_ = level;
