@@ -23,6 +23,31 @@ TEST(Csv, HeaderChangeMidFileAndSparseCells) {
   EXPECT_EQ(run.raw_to_canonical.at("reward"), "reward/mean");
 }
 
+// A W&B chart export: a "Step" column and "<run> - <metric>" columns with __MIN/__MAX companions, one run per name;
+// the companions are not metrics and a shorter run's empty cells are no points.
+TEST(Csv, WandbChartExportIsOneRunPerRunName) {
+  ReadOutput out = read_text(
+      "\"Step\",\"grpo-a - actor/entropy\",\"grpo-a - actor/entropy__MIN\",\"grpo-a - actor/entropy__MAX\","
+      "\"grpo-b - actor/entropy\",\"grpo-b - actor/entropy__MIN\",\"grpo-b - actor/entropy__MAX\"\n"
+      "\"1\",\"0.39\",\"0.39\",\"0.39\",\"0.41\",\"0.41\",\"0.41\"\n"
+      "\"2\",\"0.36\",\"0.35\",\"0.37\",\"0.40\",\"0.40\",\"0.40\"\n"
+      "\"3\",\"\",\"\",\"\",\"0.38\",\"0.38\",\"0.38\"",
+      "entropy.csv");
+  EXPECT_EQ(out.format, rldk::Format::csv);
+  EXPECT_EQ(out.detail, "csv (W&B chart export: 2 runs)");
+  EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
+  ASSERT_EQ(out.runs.size(), 2u);
+  const rldk::Run* a = nullptr;
+  const rldk::Run* b = nullptr;
+  for (const auto& run : out.runs) (run.run_id == "grpo-a" ? a : b) = &run;
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(has_series(*a, "policy/entropy", {1, 2}, {0.39, 0.36}));
+  EXPECT_TRUE(has_series(*b, "policy/entropy", {1, 2, 3}, {0.41, 0.40, 0.38}));
+  EXPECT_EQ(a->series.size(), 1u) << names_of(*a);
+  EXPECT_EQ(b->series.size(), 1u) << names_of(*b);
+}
+
 TEST(Csv, MalformedRowsAreDiagnosed) {
   ReadOutput out = read_text(
       "step,loss\n"   // 1

@@ -1,7 +1,14 @@
 // CSV/TSV with a header row (stable-baselines3 progress.csv, Lightning CSVLogger metrics.csv, exported tables).
 // Writers that discover new keys rewrite the header; when a row looks like a header again (no numeric cell and the
 // step column or most names repeat) it replaces the current header instead of being read as data.
+//
+// A W&B chart export ("Export panel data" as CSV) has a "Step" column and, per run shown in the chart, columns
+// "<run name> - <metric>" with "__MIN"/"__MAX" companions (the range of the points a plotted bucket merged). Each run
+// is read as a run of its own, under its W&B display name, with the metric's logged name; the companions are not
+// metrics, and a run's empty cells (a shorter run in the same chart) are no points.
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "io/line_format.h"
 
@@ -20,6 +27,11 @@ class CsvFormat final : public LineFormat {
       if (!header_.empty()) ++header_changes_;
       header_.clear();
       for (const auto& c : cells_) header_.emplace_back(trim(c));
+      plan_chart_export();
+      return;
+    }
+    if (!chart_runs_.empty()) {
+      chart_row(number);
       return;
     }
     if (cells_.size() != header_.size()) {
@@ -31,21 +43,17 @@ class CsvFormat final : public LineFormat {
     for (size_t i = 0; i < std::min(cells_.size(), header_.size()); ++i) {
       std::string_view cell = trim(cells_[i]);
       if (cell.empty()) continue;  // sparse rows: a missing value, not a NaN
-      FlatField f{};
-      f.key_begin = static_cast<uint32_t>(record_.arena.size());
-      record_.arena.append(header_[i]);
-      f.key_len = static_cast<uint32_t>(header_[i].size());
-      f.str_begin = static_cast<uint32_t>(record_.arena.size());
-      record_.arena.append(cell);
-      f.str_len = static_cast<uint32_t>(cell.size());
-      f.kind = ValueKind::string;  // numeric strings become values in the interpreter
-      record_.fields.push_back(f);
+      add_field(header_[i], cell);
     }
     if (records_.wide(record_, number, row_index_)) ++row_index_;
   }
 
   std::string detail() const override {
     std::string out = delimiter_ == '\t' ? "tsv" : "csv";
+    if (!chart_runs_.empty()) {
+      out += " (W&B chart export: " + std::to_string(chart_runs_.size()) +
+             (chart_runs_.size() == 1 ? " run)" : " runs)");
+    }
     if (header_changes_ > 0) out += " (header changed " + std::to_string(header_changes_) + (header_changes_ == 1 ? " time)" : " times)");
     return out;
   }
@@ -93,6 +101,75 @@ class CsvFormat final : public LineFormat {
     return true;
   }
 
+  // A W&B chart export's header: a "Step" column, and every other column "<run> - <metric>", some with "__MIN" /
+  // "__MAX" companions. Fills chart_runs_ (empty: not such a header).
+  void plan_chart_export() {
+    chart_runs_.clear();
+    chart_columns_.assign(header_.size(), ChartColumn{});
+    bool step = false, companion = false;
+    for (size_t i = 0; i < header_.size(); ++i) {
+      const std::string& name = header_[i];
+      if (name == "Step") {
+        chart_columns_[i].step = true;
+        step = true;
+        continue;
+      }
+      size_t dash = name.find(" - ");
+      if (dash == std::string::npos || dash == 0 || dash + 3 >= name.size()) {
+        chart_runs_.clear();
+        return;
+      }
+      std::string_view metric = std::string_view(name).substr(dash + 3);
+      if (metric.ends_with("__MIN") || metric.ends_with("__MAX")) {
+        companion = true;
+        continue;  // not a metric: the range a plotted bucket merged
+      }
+      std::string run = name.substr(0, dash);
+      auto it = std::find(chart_runs_.begin(), chart_runs_.end(), run);
+      chart_columns_[i].run = static_cast<int>(it - chart_runs_.begin());
+      if (it == chart_runs_.end()) chart_runs_.push_back(run);
+      chart_columns_[i].metric.assign(metric);
+    }
+    if (!step || !companion) chart_runs_.clear();
+  }
+
+  // One row of a chart export: a wide record per run that has a value in it, with the step and the run's name.
+  void chart_row(uint64_t number) {
+    std::string_view step;
+    for (size_t i = 0; i < std::min(cells_.size(), header_.size()); ++i) {
+      if (chart_columns_[i].step) step = trim(cells_[i]);
+    }
+    if (step.empty()) {
+      context_.diagnose("missing_step", number, "chart export row has no Step; skipped");
+      return;
+    }
+    for (size_t r = 0; r < chart_runs_.size(); ++r) {
+      record_.clear();
+      add_field("step", step);
+      add_field("run_id", chart_runs_[r]);
+      size_t metrics = 0;
+      for (size_t i = 0; i < std::min(cells_.size(), header_.size()); ++i) {
+        std::string_view cell = trim(cells_[i]);
+        if (chart_columns_[i].run != static_cast<int>(r) || cell.empty()) continue;
+        add_field(chart_columns_[i].metric, cell);
+        ++metrics;
+      }
+      if (metrics > 0) records_.wide(record_, number, std::nullopt);
+    }
+  }
+
+  void add_field(std::string_view key, std::string_view value) {
+    FlatField f{};
+    f.key_begin = static_cast<uint32_t>(record_.arena.size());
+    record_.arena.append(key);
+    f.key_len = static_cast<uint32_t>(key.size());
+    f.str_begin = static_cast<uint32_t>(record_.arena.size());
+    record_.arena.append(value);
+    f.str_len = static_cast<uint32_t>(value.size());
+    f.kind = ValueKind::string;  // numeric strings become values in the interpreter
+    record_.fields.push_back(f);
+  }
+
   bool looks_like_header() const {
     size_t names = 0, repeated = 0;
     for (const auto& c : cells_) {
@@ -112,6 +189,14 @@ class CsvFormat final : public LineFormat {
   std::vector<std::string> header_;
   std::vector<std::string> cells_;
   FlatRecord record_;
+  // A W&B chart export (see plan_chart_export): its runs, and per header column its role.
+  struct ChartColumn {
+    bool step = false;
+    int run = -1;  // -1: not a metric column (the step, or a __MIN/__MAX companion)
+    std::string metric;
+  };
+  std::vector<std::string> chart_runs_;
+  std::vector<ChartColumn> chart_columns_;
   int64_t row_index_ = 0;
   uint64_t header_changes_ = 0;
 };
