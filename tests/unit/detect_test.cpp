@@ -384,6 +384,10 @@ TEST(LoggingInterval, PointCountsAreStepsDividedByTheIntervalWithFloors) {
   kl.steps.insert(kl.steps.end(), {300, 310, 320});
   kl.values.insert(kl.values.end(), {0.05, 0.05, 0.05});
   EXPECT_EQ(detect::logging_interval(restarted), 10);
+  // A regular interval with a missed point is still that interval; a history sampled at irregular gaps (W&B's
+  // run.history()) has none, and keeps the catalog's counts.
+  EXPECT_EQ(detect::logging_interval(std::vector<int64_t>{10, 20, 30, 40, 60, 70}), 10);
+  EXPECT_EQ(detect::logging_interval(std::vector<int64_t>{0, 1, 3, 4, 7, 9, 10, 12}), 1);
 }
 
 TEST(LoggingInterval, ASparselyLoggedShortRunIsJudged) {

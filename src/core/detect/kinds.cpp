@@ -101,12 +101,20 @@ DetectorSpec for_logging_interval(const DetectorSpec& spec, double interval) {
   return scaled;
 }
 
+// The median gap between logged steps, when the run logs at a regular interval (at least half of its gaps are that
+// median). A history sampled at irregular steps (W&B's run.history() keeps 500 of a run's steps at random gaps) has
+// no interval to scale point counts by: its first few gaps say 1, its whole run 2, and a scan that plans early would
+// judge it differently from one that planned on all of it. Such a run keeps the catalog's counts (1).
 double logging_interval(const std::vector<int64_t>& steps) {
   std::vector<double> gaps;
   for (size_t i = 1; i < steps.size(); ++i) {
     if (steps[i] > steps[i - 1]) gaps.push_back(static_cast<double>(steps[i] - steps[i - 1]));
   }
-  return gaps.empty() ? 1 : std::max(1.0, stats::median_in_place(gaps));
+  if (gaps.empty()) return 1;
+  size_t count = gaps.size();
+  double median = stats::median_in_place(gaps);
+  size_t at_median = static_cast<size_t>(std::count(gaps.begin(), gaps.end(), median));
+  return 2 * at_median >= count ? std::max(1.0, median) : 1.0;
 }
 
 double logging_interval(const Run& run) {
