@@ -35,6 +35,7 @@ ACCEPTED_FAULTS = {
     "loss_divergence": {"loss_divergence", "non_finite"},
     "no_signal": {"grpo_zero_variance", "grad_vanishing", "advantage_collapse"},
     "truncation": {"truncation"},
+    "logprob_mismatch": {"logprob_mismatch"},
 }
 SEVERITY = {"info": 0, "warning": 1, "critical": 2}
 # Onset tolerance: 10 % of the run's length in steps, and never less than one logging interval.
