@@ -199,6 +199,26 @@ TEST(Scan, GradientSpikeAfterTwoNonzeroNorms) {
   EXPECT_EQ(found[0].onset_step, 7);
 }
 
+// Truncation the run got over (the clipped fraction under its bound afterwards for three times as long as it was
+// above) is one severity lower and says where it resolved; the same episode near the end of the run stays a warning.
+TEST(Scan, TruncationTheRunGotOverIsOneSeverityLower) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("truncation");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> resolved, late;
+  for (int i = 0; i < 80; ++i) {
+    double wiggle = 0.02 * std::sin(i * 1.3);
+    resolved.push_back((i < 15 ? 0.6 : 0.03) + wiggle);
+    late.push_back((i < 60 ? 0.03 : 0.6) + wiggle);
+  }
+  auto early = run_detector_on_values(*spec, {{"response/clipped_frac", resolved}});
+  auto ending = run_detector_on_values(*spec, {{"response/clipped_frac", late}});
+  ASSERT_EQ(early.size(), 1u);
+  ASSERT_EQ(ending.size(), 1u);
+  EXPECT_EQ(early[0].severity, rldk::Severity::info);
+  EXPECT_EQ(early[0].evidence.count("resolved_step"), 1u);
+  EXPECT_EQ(ending[0].severity, rldk::Severity::warning);
+}
+
 // Entropy under 10 % of its start is a warning; with the reward climbing over the run it is a policy converging on
 // what it learned (one severity lower, the reward's rise in the evidence), with a flat reward it stays a warning.
 TEST(Scan, EntropyBelowStartIsANoteWhileTheRewardClimbs) {

@@ -54,6 +54,7 @@ class Bound final : public Detector {
     onset_fraction_ = std::clamp(s.param("onset_fraction", 0.5), 0.0, 1.0);
     history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
     progress_min_sigma_ = s.param("progress_min_sigma", 0.0);
+    resolved_min_ratio_ = s.param("resolved_min_ratio", 0.0);
     progress_recent_.configure(static_cast<int>(PROGRESS_EARLY_POINTS));
   }
   void reset() override {
@@ -73,6 +74,7 @@ class Bound final : public Detector {
     if (progress_min_sigma_ > 0 && spec_.inputs.size() > 1) track_progress(step, x[1]);
     double v = x[0];
     if (!std::isfinite(v)) return;
+    last_step_ = step;
     if (!resolved_ && !resolve()) return;
     if (seen_ < start_points_) {
       firsts_.push_back(v);
@@ -123,6 +125,7 @@ class Bound final : public Detector {
   }
   void finish() override {
     close();
+    judge_resolved();
     judge_progress();
   }
 
@@ -290,6 +293,34 @@ class Bound final : public Detector {
   }
   // At the end of the data: when the progress metric rose over the whole run, the run learned through this
   // detector's episodes, each of which becomes one severity lower and says so.
+  // At the end of the data: with resolved_min_ratio > 0, when the metric stayed inside its bound after its last
+  // episode for resolved_min_ratio times as many steps as its episodes spanned (first onset to last end), the run
+  // got over it on its own (a long-reasoning GRPO run cut at its cap for its first 50 of 300 steps while the policy
+  // learned to finish inside it): each finding is one severity lower and says where it resolved.
+  void judge_resolved() {
+    if (!(resolved_min_ratio_ > 0) || findings_.empty()) return;
+    int64_t first = findings_.front().onset_step, last = findings_.front().end_step;
+    for (const Finding& f : findings_) {
+      first = std::min(first, f.onset_step);
+      last = std::max(last, f.end_step);
+    }
+    int64_t after = last_step_ - last;
+    if (!(static_cast<double>(after) >= resolved_min_ratio_ * static_cast<double>(std::max<int64_t>(1, last - first)))) {
+      return;
+    }
+    for (Finding& f : findings_) {
+      if (f.severity == Severity::info) continue;
+      f.evidence["resolved_step"] = static_cast<double>(last);
+      f.severity = f.severity == Severity::critical ? Severity::warning : Severity::info;
+      char note[256];
+      std::snprintf(note, sizeof note,
+                    " It resolved after step %lld and %s stayed within its healthy range for the remaining %lld "
+                    "steps: the run got over it on its own.",
+                    static_cast<long long>(last), metric_names.empty() ? "the metric" : metric_names[0].c_str(),
+                    static_cast<long long>(after));
+      f.explanation += note;
+    }
+  }
   void judge_progress() {
     double start = NaN, now = NaN;
     if (!(progress_min_sigma_ > 0) || spec_.inputs.size() < 2 || !progress_rose(start, now)) return;
@@ -331,6 +362,8 @@ class Bound final : public Detector {
   static constexpr double MEDIAN_EFFICIENCY = 1.2533;  // a median's standard error over a mean's, for normal noise
   static constexpr size_t PROGRESS_EARLY_POINTS = 20;
   double progress_min_sigma_ = 0;
+  double resolved_min_ratio_ = 0;
+  int64_t last_step_ = 0;
   std::vector<double> progress_early_;
   RingWindow progress_recent_;
   int64_t progress_seen_ = 0;

@@ -36,11 +36,13 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
                            "proxy_min_rise_sigma", "min_points"}},
       {"zero_variance_groups", {"group_size", "margin", "fallback_threshold", "min_points"}},
       {"schedule_jump", {"jump_fraction", "smooth_window", "smooth_fraction"}},
-      {"bound", {"min_points", "max_gap", "open_max_gap", "chance_rate", "start_points", "history", "onset_fraction", "progress_min_sigma"}},
+      {"bound", {"min_points", "max_gap", "open_max_gap", "chance_rate", "start_points", "history", "onset_fraction", "progress_min_sigma",
+                 "resolved_min_ratio"}},
       {"steady_trend", {"min_points", "min_z", "min_relative_change", "min_scale", "edge_fraction", "capacity"}},
       {"drawdown", {"smooth", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
       {"rebound", {"smooth", "min_ratio", "min_rise", "min_sigma", "min_points", "max_gap", "history"}},
       {"constant", {"min_points", "max_spread", "relative_spread"}},
+      {"ceiling", {"min_points", "min_share"}},
       {"non_finite", {}},
   };
   return table;
@@ -205,7 +207,7 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
       {"schedule_jump", make_schedule_jump}, {"heldout_decline", make_heldout_decline},
       {"bound", make_bound},             {"steady_trend", make_steady_trend},
       {"drawdown", make_drawdown},       {"rebound", make_rebound},
-      {"constant", make_constant},
+      {"constant", make_constant},       {"ceiling", make_ceiling},
   };
   auto it = factories.find(spec.kind);
   return it == factories.end() ? nullptr : it->second(spec);  // non_finite is run by the scan driver

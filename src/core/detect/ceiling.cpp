@@ -1,0 +1,63 @@
+// The ceiling kind: a batch mean pinned at exactly its own largest value, step after step. The mean length of
+// several completions lands on the same number again and again only when every completion was cut at that length:
+// the run hit a hard cap it does not log (older TRL/Unsloth consoles print completion_length but no clipped ratio
+// and no max length). Judged once the data ends, in O(1) memory: the largest finite value, and the points exactly
+// equal to it (counted afresh whenever a larger one appears); reported when at least min_points of them make up at
+// least min_share of the run's points. The onset is the first point at the ceiling, the end the last.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "detect/kind_support.h"
+
+namespace rldk::detect {
+namespace {
+
+class Ceiling final : public Detector {
+ public:
+  explicit Ceiling(const DetectorSpec& s) : Detector(s) {
+    min_points_ = static_cast<int64_t>(std::max(2.0, s.param("min_points", 5)));
+    min_share_ = s.param("min_share", 0.5);
+  }
+  void reset() override {
+    finish();
+    points_ = at_max_ = 0;
+    max_ = -std::numeric_limits<double>::infinity();
+  }
+  void observe(int64_t step, const double* x) override {
+    double v = x[0];
+    if (!std::isfinite(v)) return;
+    ++points_;
+    if (v > max_) {
+      max_ = v;
+      at_max_ = 0;
+      first_ = step;
+    }
+    if (v == max_) {
+      ++at_max_;
+      last_ = step;
+    }
+  }
+  void finish() override {
+    if (at_max_ >= min_points_ && static_cast<double>(at_max_) >= min_share_ * static_cast<double>(points_)) {
+      alarm(last_);
+      report(first_, last_, first_, max_,
+             {{"level", max_}, {"points", static_cast<double>(at_max_)}, {"of", static_cast<double>(points_)},
+              {"share", static_cast<double>(at_max_) / static_cast<double>(points_)}});
+    }
+    points_ = at_max_ = 0;
+    max_ = -std::numeric_limits<double>::infinity();
+  }
+
+ private:
+  int64_t min_points_;
+  double min_share_;
+  int64_t points_ = 0, at_max_ = 0, first_ = 0, last_ = 0;
+  double max_ = -std::numeric_limits<double>::infinity();
+};
+
+}  // namespace
+
+std::unique_ptr<Detector> make_ceiling(const DetectorSpec& spec) { return std::make_unique<Ceiling>(spec); }
+
+}  // namespace rldk::detect
