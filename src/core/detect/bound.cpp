@@ -21,11 +21,13 @@
 // baselines fall to 6 % of their starting entropy that way), the same fall with a flat or falling reward is the
 // collapse. With progress_min_sigma > 0, a finding whose progress metric rose over the run (the median of its
 // last quarter, 5-20 points, above the median of its first by progress_min_sigma standard errors and by a tenth of
-// the larger level; see progress_rose), judged when the data ends, is reported one severity lower, saying why. The same context tells a
-// run that learned through steps without a learning signal (a sparse reward's slow start) from one that never did.
+// the larger level; see progress_rose), judged when the data ends, is reported one severity lower, saying why. The
+// same context tells a run that learned through steps without a learning signal (a sparse reward's slow start) from
+// one that never did.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
 
 #include "detect/kind_support.h"
 #include "rldk/metric_dictionary.h"
@@ -59,6 +61,7 @@ class Bound final : public Detector {
   }
   void reset() override {
     finish();
+    segment_findings_ = findings_.size();
     seen_ = 0;
     start_ = NaN;
     firsts_.clear();
@@ -248,7 +251,8 @@ class Bound final : public Detector {
   // completions per step jumps by 0.2-0.5 between steps, and a real climb from 0.26 to 0.56 over 100 steps is
   // progress even though it never clears four single-point noises.
   bool progress_rose(double& start, double& now) {
-    int64_t w = std::clamp<int64_t>(progress_seen_ / 4, PROGRESS_MIN_POINTS, static_cast<int64_t>(PROGRESS_EARLY_POINTS));
+    int64_t w =
+        std::clamp<int64_t>(progress_seen_ / 4, PROGRESS_MIN_POINTS, static_cast<int64_t>(PROGRESS_EARLY_POINTS));
     if (progress_seen_ < 2 * w || static_cast<int64_t>(progress_early_.size()) < w || progress_recent_.size() < w) {
       return false;
     }
@@ -291,24 +295,23 @@ class Bound final : public Detector {
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
     if (critical_points_ >= min_points_) findings_.back().severity = Severity::critical;
   }
-  // At the end of the data: when the progress metric rose over the whole run, the run learned through this
-  // detector's episodes, each of which becomes one severity lower and says so.
   // At the end of the data: with resolved_min_ratio > 0, when the metric stayed inside its bound after its last
   // episode for resolved_min_ratio times as many steps as its episodes spanned (first onset to last end), the run
   // got over it on its own (a long-reasoning GRPO run cut at its cap for its first 50 of 300 steps while the policy
   // learned to finish inside it): each finding is one severity lower and says where it resolved.
   void judge_resolved() {
-    if (!(resolved_min_ratio_ > 0) || findings_.empty()) return;
-    int64_t first = findings_.front().onset_step, last = findings_.front().end_step;
-    for (const Finding& f : findings_) {
+    if (!(resolved_min_ratio_ > 0) || findings_.size() <= segment_findings_) return;
+    // This segment's findings: a restart judged its own.
+    auto segment = std::span<Finding>(findings_).subspan(segment_findings_);
+    int64_t first = segment.front().onset_step, last = segment.front().end_step;
+    for (const Finding& f : segment) {
       first = std::min(first, f.onset_step);
       last = std::max(last, f.end_step);
     }
     int64_t after = last_step_ - last;
-    if (!(static_cast<double>(after) >= resolved_min_ratio_ * static_cast<double>(std::max<int64_t>(1, last - first)))) {
-      return;
-    }
-    for (Finding& f : findings_) {
+    double span = static_cast<double>(std::max<int64_t>(1, last - first));
+    if (!(static_cast<double>(after) >= resolved_min_ratio_ * span)) return;
+    for (Finding& f : segment) {
       if (f.severity == Severity::info) continue;
       f.evidence["resolved_step"] = static_cast<double>(last);
       f.severity = f.severity == Severity::critical ? Severity::warning : Severity::info;
@@ -321,6 +324,8 @@ class Bound final : public Detector {
       f.explanation += note;
     }
   }
+  // At the end of the data: when the progress metric rose over the whole run, the run learned through this
+  // detector's episodes, each of which becomes one severity lower and says so.
   void judge_progress() {
     double start = NaN, now = NaN;
     if (!(progress_min_sigma_ > 0) || spec_.inputs.size() < 2 || !progress_rose(start, now)) return;
@@ -364,6 +369,7 @@ class Bound final : public Detector {
   double progress_min_sigma_ = 0;
   double resolved_min_ratio_ = 0;
   int64_t last_step_ = 0;
+  size_t segment_findings_ = 0;  // findings before this segment (a restart) are not judged again
   std::vector<double> progress_early_;
   RingWindow progress_recent_;
   int64_t progress_seen_ = 0;

@@ -17,8 +17,9 @@ namespace {
 // judged: with early_min_change > 0, once EARLY_POINTS values are in the warm-up (two: a GRPO run whose gradient
 // norm is 0 at most logged steps can spike after only two nonzero norms), a point at least early_min_change (working
 // units: a ratio on a log scale, set from what the metric is known to do, e.g. 5x for a KL) and `threshold` robust
-// sigmas beyond the median of the warm-up values so far is a spike candidate and is kept out of the warm-up. A run of such points longer than
-// max_points is a level the metric moved to (a GRPO KL leaving zero), not a spike: the warm-up starts again there.
+// sigmas beyond the median of the warm-up values so far is a spike candidate and is kept out of the warm-up. A run
+// of such points longer than max_points is a level the metric moved to (a GRPO KL leaving zero), not a spike: the
+// warm-up starts again there.
 class Spike final : public Detector {
  public:
   explicit Spike(const DetectorSpec& s) : Detector(s) {

@@ -80,7 +80,8 @@ class SteadyTrend final : public Detector {
                                                       : ratio <= 1 - min_relative_change_);
     if (trending && far_enough) {
       alarm(last_step_);
-      size_t onset = magnitude_ ? departure(values, start, end) : stats::ramp_start(working, std::max<size_t>(2, n / 5));
+      size_t onset =
+          magnitude_ ? departure(values, start, end) : stats::ramp_start(working, std::max<size_t>(2, n / 5));
       // The peak is the most extreme kept point in the drift's direction.
       size_t peak = 0;
       for (size_t i = 1; i < n; ++i) {

@@ -1,7 +1,7 @@
 // Whole JSON documents: HF/TRL trainer_state.json (log_history holds train, eval and summary entries), an object
 // that keeps such a history under another name (a project's own export: `{"metadata": {...}, "raw_log_history":
-// [...], ...}`), a JSON array of wide records, or a single wide object. These are small and rewritten in place by their writers, so they are
-// collected and parsed at the end rather than line by line.
+// [...], ...}`), a JSON array of wide records, or a single wide object. These are small and rewritten in place by
+// their writers, so they are collected and parsed at the end rather than line by line.
 #include <algorithm>
 #include <vector>
 
