@@ -295,6 +295,8 @@ class Bound final : public Detector {
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
     if (critical_points_ >= min_points_) findings_.back().severity = Severity::critical;
   }
+  // A finding that the run's own course explains is reported one severity lower (critical -> warning -> info).
+  static Severity one_lower(Severity s) { return s == Severity::critical ? Severity::warning : Severity::info; }
   // At the end of the data: with resolved_min_ratio > 0, when the metric stayed inside its bound after its last
   // episode for resolved_min_ratio times as many steps as its episodes spanned (first onset to last end), the run
   // got over it on its own (a long-reasoning GRPO run cut at its cap for its first 50 of 300 steps while the policy
@@ -314,7 +316,7 @@ class Bound final : public Detector {
     for (Finding& f : segment) {
       if (f.severity == Severity::info) continue;
       f.evidence["resolved_step"] = static_cast<double>(last);
-      f.severity = f.severity == Severity::critical ? Severity::warning : Severity::info;
+      f.severity = one_lower(f.severity);
       char note[256];
       std::snprintf(note, sizeof note,
                     " It resolved after step %lld and %s stayed within its healthy range for the remaining %lld "
@@ -334,7 +336,7 @@ class Bound final : public Detector {
       f.evidence["progress_start"] = start;
       f.evidence["progress_level"] = now;
       Severity was = f.severity;
-      f.severity = was == Severity::critical ? Severity::warning : Severity::info;
+      f.severity = one_lower(was);
       char note[320];
       std::snprintf(note, sizeof note,
                     " Over the run %s rose from %.3g to %.3g: the run learned all the same, so this is a %s rather "
