@@ -321,6 +321,49 @@ TEST(Scan, LevelShiftIsOneEpisodeWithOnsetAtTheChange) {
   EXPECT_GT(found[0].evidence.at("shift_sigma"), 10);
 }
 
+// Memory wanders slowly (the allocator), and the wander can raise the leak detector's alarm a little before a leak
+// begins; the leak is then confirmed by the climb after it. The flat-then-linear fit (onset: ramp) dates the climb
+// itself; with a mean-shift split the first episode was judged against the wander and the leak dated 60 steps late.
+TEST(Scan, MemoryLeakIsDatedWhereTheClimbBeganNotAtTheWander) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("memory_leak");
+  ASSERT_NE(spec, nullptr);
+  ASSERT_EQ(spec->option("onset", "shift"), "ramp");
+  std::vector<double> memory;
+  for (int i = 0; i < 500; ++i) {
+    double wander = i >= 140 && i < 200 ? 0.08 : 0.0;  // 0.4 % above the level for 60 steps before the leak
+    double leak = i >= 200 ? 0.02 * (i - 199) : 0.0;  // 20 MB a step from step 201 (1-based)
+    memory.push_back(20.0 + wander + leak + 0.004 * std::sin(i * 1.7));
+  }
+  auto found = run_detector_on_values(*spec, {{"perf/max_memory_allocated_gb", memory}});
+  ASSERT_FALSE(found.empty());
+  EXPECT_LT(found[0].evidence.at("alarm_step"), 201);  // the wander raised the alarm
+  EXPECT_NEAR(static_cast<double>(found[0].onset_step), 201, 5);
+  DetectorSpec split = *spec;
+  split.options["onset"] = "shift";
+  auto split_found = run_detector_on_values(split, {{"perf/max_memory_allocated_gb", memory}});
+  ASSERT_FALSE(split_found.empty());
+  EXPECT_GT(std::abs(split_found[0].onset_step - 201), 20);  // rejected against the wander, found after a re-arm
+}
+
+// A leak too slow to move memory 3 % within the 100 points the level-shift detector judges (a few MB a step) is
+// plain over the whole run.
+TEST(Scan, SlowMemoryClimbIsFoundOverTheWholeRun) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("memory_growth_steady");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> slow, flat;
+  for (int i = 0; i < 1000; ++i) {
+    double jitter = 0.05 * std::sin(i * 0.05) + 0.01 * std::sin(i * 1.7);
+    slow.push_back(30.0 + (i >= 400 ? 0.005 * (i - 400) : 0.0) + jitter);  // +10 % over 600 steps
+    flat.push_back(30.0 + jitter);
+  }
+  auto found = run_detector_on_values(*spec, {{"perf/max_memory_allocated_gb", slow}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(found[0].onset_step), 401, 15);
+  EXPECT_TRUE(run_detector_on_values(*spec, {{"perf/max_memory_allocated_gb", flat}}).empty());
+  const DetectorSpec* level = builtin_detector_catalog().find("memory_leak");
+  EXPECT_TRUE(run_detector_on_values(*level, {{"perf/max_memory_allocated_gb", slow}}).empty());
+}
+
 TEST(Scan, RestartResetsInsteadOfAlarming) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "detect/kind_support.h"
+#include "stats/change_point.h"
 
 namespace rldk::detect {
 namespace {
@@ -42,9 +43,11 @@ class LevelShift : public Detector {
     early_z_ = s.param("early_z", 4.0);
     sign_ = direction_sign(s);
     log_ = s.option("transform", "none") == "log";
+    ramp_onset_ = s.option("onset", "shift") == "ramp";
     lookback_.configure(LOOKBACK);
     recent_.configure(LOOKBACK);
     episode_z_.reserve(EPISODE_Z_CAP);
+    if (ramp_onset_) episode_values_.reserve(EPISODE_Z_CAP);
     scratch_.reserve(PRE_ONSET_POINTS);
   }
   void reset() override {
@@ -80,6 +83,7 @@ class LevelShift : public Detector {
       recent_.push(v, step);
     } else if (episode_z_.size() < EPISODE_Z_CAP) {
       episode_z_.push_back(onset_z);
+      if (ramp_onset_) episode_values_.emplace_back(step, v);
     }
     if (side_ == 0) {
       bool up = cusum_.up > h_ && sign_ >= 0, down = cusum_.down > h_ && sign_ <= 0;
@@ -88,6 +92,7 @@ class LevelShift : public Detector {
         side_ = up ? 1 : -1;
         episode_.begin(side_ > 0 ? cusum_.up_start : cusum_.down_start);
         episode_z_.clear();
+        episode_values_.clear();
         reached_ = 0;
         baseline_ = ref_.forecast();
         scale_ = ref_.scale();
@@ -165,8 +170,9 @@ class LevelShift : public Detector {
     double base = log_ ? std::exp(baseline_) : baseline_;
     double reached_v = baseline_ + episode_side_ * change;
     double reached = log_ ? std::exp(reached_v) : reached_v;
-    // What a person reads is the episode's mean level (raw units); the decision uses the level reached.
-    double level = episode_.mean();
+    // What a person reads is the episode's mean level (raw units); the decision uses the level reached. A climb
+    // dated after the alarm (onset: ramp) is read from its onset on.
+    double level = ramp_onset_ && std::isfinite(ramp_level_) ? ramp_level_ : episode_.mean();
     if (episode_.points < min_points_ || change < min_change_) return;
     // What a person reads is "from baseline to level": a forecast that was heading steeply one way can make a
     // small move of the level look like a large one against it. The mean level must show at least half the change.
@@ -176,7 +182,7 @@ class LevelShift : public Detector {
     // run, a metric that turned) extrapolates away from the data, and the metric holding still then reads as a
     // shift. The episode's mean level must also be half the change away from the level the metric actually had
     // just before the onset.
-    double before = level_before_onset();
+    double before = ramp_onset_ ? ramp_before_ : level_before_onset();
     if (std::isfinite(before) && !(episode_side_ * (transformed(log_, level) - before) >= 0.5 * min_change_)) return;
     double sigma = scale_;
     // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
@@ -249,6 +255,10 @@ class LevelShift : public Detector {
   // change point of a mean shift in z: the candidate t in [CUSUM start, alarm] maximising S(t)^2 / n(t), where S(t)
   // is the sum of z from t to the last point seen and n(t) the number of those points.
   void refine_onset() {
+    if (ramp_onset_) {
+      refine_ramp_onset();
+      return;
+    }
     int count = lookback_.size();
     double suffix = 0;
     for (double z : episode_z_) suffix += z;
@@ -268,6 +278,40 @@ class LevelShift : public Detector {
       }
     }
     episode_.onset = best_step;
+  }
+  // With `onset: ramp`, for a metric whose fault is a steady climb (a leak): the start of a flat-then-linear fit
+  // (stats::ramp_start) over the points before the alarm and the episode's points. A mean-shift split dates a ramp a
+  // third of the way into it, and a slowly wandering metric (memory) can raise the alarm on its own wander just
+  // before a leak begins; the fit over the points after the alarm dates the climb itself, even after the alarm.
+  void refine_ramp_onset() {
+    std::vector<double> values;
+    std::vector<int64_t> steps;
+    int count = recent_.size();
+    values.reserve(static_cast<size_t>(count) + episode_values_.size());
+    steps.reserve(values.capacity());
+    for (int i = 0; i < count; ++i) {
+      values.push_back(recent_.at_from_oldest(i));
+      steps.push_back(recent_.step_from_oldest(i));
+    }
+    for (const auto& [step, v] : episode_values_) {
+      values.push_back(v);
+      steps.push_back(step);
+    }
+    ramp_level_ = ramp_before_ = NaN;
+    if (values.size() < 3) return;
+    size_t min_after = static_cast<size_t>(std::max<int64_t>(min_points_, 1));
+    size_t start = std::min(stats::ramp_start(values, std::min(min_after, values.size() - 1)), steps.size() - 1);
+    episode_.onset = steps[start];
+    // The level the climb reached on average (raw units) and the one the metric had just before it (working units).
+    double sum = 0;
+    for (size_t i = start; i < values.size(); ++i) sum += values[i];
+    double mean = sum / static_cast<double>(values.size() - start);
+    ramp_level_ = log_ ? std::exp(mean) : mean;
+    if (start > 0) {
+      std::vector<double> before(values.begin() + static_cast<std::ptrdiff_t>(start - std::min(start, PRE_ONSET_POINTS)),
+                                 values.begin() + static_cast<std::ptrdiff_t>(start));
+      ramp_before_ = stats::median_in_place(before);
+    }
   }
   // Median of the last PRE_ONSET_POINTS values (working units) before the episode's onset; NaN when none was seen.
   double level_before_onset() {
@@ -310,6 +354,10 @@ class LevelShift : public Detector {
   static constexpr size_t PRE_ONSET_POINTS = 10;
   std::vector<double> scratch_;
   std::vector<double> episode_z_;
+  // With `onset: ramp`: the episode's points (working units), for the flat-then-linear fit of its start.
+  bool ramp_onset_ = false;
+  double ramp_level_ = NaN, ramp_before_ = NaN;
+  std::vector<std::pair<int64_t, double>> episode_values_;
   // A judged finding of a re-armed detector, held while the shift lasts.
   bool pending_ = false;
   Episode pending_episode_;
