@@ -40,6 +40,9 @@ struct ReadOptions {
   // Keep each point's wall time and segment index (Series::wall_times, Series::segments). False leaves both empty:
   // for analyses that need only steps and values (scan, doctor), which then hold a large run in half the memory.
   bool point_details = true;
+  // The text arrives while it is being written (a monitor following a trainer). A console reader then decides which
+  // of a log's line shapes is the metrics sooner, instead of looking ahead through the file.
+  bool live = false;
 };
 
 struct Point {

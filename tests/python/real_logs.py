@@ -122,7 +122,10 @@ def check_parse(case, doc, path):
             continue
         # Consoles print rounded values (TRL: 4 significant digits), labels may quote the exact ones.
         got = values.get(name, {}).get(m["step"]) if "step" in m else None
-        if "step" in m and (got is None or not math.isclose(got, float(m["value"]), rel_tol=1e-3, abs_tol=1e-12)):
+        want_value = float(m["value"])
+        same = got is not None and (math.isclose(got, want_value, rel_tol=1e-3, abs_tol=1e-12) or
+                                    (math.isnan(got) and math.isnan(want_value)))  # a logged NaN read as NaN
+        if "step" in m and not same:
             problems.append("%s at step %s: %s, labeled %s" % (m.get("raw", name), m["step"], got, m["value"]))
     return problems
 

@@ -546,21 +546,48 @@ TEST(ConsoleChoice, StepsFlowBeforeTheEndOfALiveLog) {
 }
 
 TEST(ConsoleChoice, AStepShapeAfterALongPreambleOfPrintsTakesOver) {
-  // More stepless prints than the look-ahead waits for: they are emitted first (the log might hold nothing else),
-  // then the summary lines take over once they have shown their steps.
+  // More stepless prints than a live reader waits for. Following a trainer, they are emitted first (the log might
+  // hold nothing else), then the summary lines take over once they have shown their steps. Reading a file, the
+  // look-ahead holds them to the end, and the lines with steps are the run.
   std::string text;
   for (int i = 0; i < 100; ++i) text += "[DEBUG] sample " + std::to_string(i) + " hits=1 len=45\n";
   for (int step = 1; step <= 4; ++step) {
     text += "Epoch:[1/1](" + std::to_string(step) + "/100), Reward: 0." + std::to_string(step) + ", KL_ref: 0.01\n";
   }
-  ReadOutput out = read_text(text, "train.log");
-  const rldk::Run& run = only_run(out);
+  rldk::ReadOptions live;
+  live.live = true;
+  ReadOutput followed = read_text(text, "train.log", 0, live);
+  const rldk::Run& run = only_run(followed);
   EXPECT_TRUE(has_series(run, "reward/mean", {1, 2, 3, 4}, {0.1, 0.2, 0.3, 0.4}));
   ASSERT_NE(run.find("hits"), nullptr);
   EXPECT_EQ(run.find("hits")->steps.size(), 100u);  // emitted before the summary lines showed up
-  EXPECT_EQ(out.detail,
+  EXPECT_EQ(followed.detail,
             "console: key: value (4 lines, 2 metrics, step from `(n/N)`) from line 101; ignored: key=value (100 "
             "lines, no step)");
+
+  ReadOutput file = read_text(text, "train.log");
+  const rldk::Run& whole = only_run(file);
+  EXPECT_TRUE(has_series(whole, "reward/mean", {1, 2, 3, 4}, {0.1, 0.2, 0.3, 0.4}));
+  EXPECT_EQ(whole.find("hits"), nullptr);
+  EXPECT_EQ(file.detail,
+            "console: key: value (4 lines, 2 metrics, step from `(n/N)`); ignored: key=value (100 lines, no step)");
+}
+
+// DeepSpeed-Chat prints each PPO step on two lines, the second without a step (and other ranks' lines may come
+// between them); a per-sample line that repeats the step line's metrics is not a continuation.
+TEST(ConsoleChoice, ALineWithoutAStepContinuesTheStepLineAboveIt) {
+  std::string text;
+  for (int step = 0; step < 4; ++step) {
+    text += "epoch: 0|step: " + std::to_string(step) + "|ppo_ep: 1|act_loss: 0.4|cri_loss: 0.3|unsuper_loss: 0.0\n";
+    if (step == 2) text += "\n[INFO] [fused_optimizer.py:363:_update_scale] Reducing dynamic loss scale\n";
+    text += "average reward score: 7." + std::to_string(step) + "\n";
+    text += "-------------------------------------------------------------\n";
+  }
+  text += "act_loss: 9.9\n";  // a line of the step line's own metrics: not a continuation
+  ReadOutput out = read_text(text, "training.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "reward/mean", {0, 1, 2, 3}, {7.0, 7.1, 7.2, 7.3}));
+  EXPECT_TRUE(has_series(run, "policy/loss", {0, 1, 2, 3}, {0.4, 0.4, 0.4, 0.4}));
 }
 
 TEST(ConsoleChoice, ALaterStageWithMoreMetricsTakesOver) {

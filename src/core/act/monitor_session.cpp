@@ -108,6 +108,7 @@ struct Input {
     if (reader) reader->finish();
     reader_path = path.empty() ? name : path;
     ReadOptions opts = read;
+    opts.live = true;
     if (opts.run_id.empty()) opts.run_id = io::default_run_id(reader_path);
     reader = std::make_unique<StreamReader>(SourceInfo{reader_path, "", ""}, opts, *sink, *diagnostics);
   }

@@ -32,7 +32,10 @@ namespace rldk::io::console {
 struct ShapeChoiceOptions {
   // A stepped shape wins once it has been seen at this many distinct steps and leads.
   uint32_t decide_after_steps = 3;
-  // A weak shape (stepless, or a tqdm postfix) wins only after this many records and no strong shape.
+  // A weak shape (stepless, or a tqdm postfix) wins only after this many records and no strong shape. Following a
+  // live trainer, 64 keeps the first points prompt. Reading a file, the look-ahead bounds decide: a launcher's
+  // settings printed once per rank (96 "world_rank=0, local_rank=0, master_port=29500" lines) must not become the
+  // steps of a run whose metric lines start 10,000 lines later.
   uint64_t decide_weak_after_records = 64;
   // Look-ahead bounds: reaching either decides with what has been seen.
   size_t max_buffered_records = 4096;

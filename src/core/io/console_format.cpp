@@ -17,7 +17,10 @@
 // the logging interval, else epoch x steps per epoch, else the log call index (see HfSteps), recorded in the run's
 // meta as step_source. Kaggle notebook logs (a JSON array of output records) and Jupyter/Colab notebooks saved with
 // their outputs (.ipynb: stream text and HTML progress tables) are unwrapped first (KaggleLog, NotebookLog).
+#include <algorithm>
 #include <array>
+#include <string>
+#include <vector>
 
 #include "io/console_choice.h"
 #include "io/console_kaggle.h"
@@ -33,6 +36,13 @@ using namespace console;
 // Ray prefixes worker output with "(TaskRunner pid=3165) " or "(main_task pid=63313, ip=10.0.0.1) "; a longer
 // parenthesis is not such a prefix.
 constexpr size_t MAX_RAY_PREFIX = 120;
+constexpr uint64_t MAX_CONTINUATION_GAP = 8;
+
+ShapeChoiceOptions choice_options(bool live) {
+  ShapeChoiceOptions options;
+  if (!live) options.decide_weak_after_records = UINT64_MAX;
+  return options;
+}
 
 class ConsoleFormat final : public LineFormat {
  public:
@@ -43,8 +53,12 @@ class ConsoleFormat final : public LineFormat {
           chooser_.offer(match, record, line);
         }),
         dicts_(context, records_, hf_),
-        chooser_(records_, [this](Shape shape, StepFrom from, std::optional<int64_t> step, const FlatRecord& record,
-                                  uint64_t line) { emit(shape, from, step, record, line); }),
+        chooser_(
+            records_,
+            [this](Shape shape, StepFrom from, std::optional<int64_t> step, const FlatRecord& record, uint64_t line) {
+              emit(shape, from, step, record, line);
+            },
+            choice_options(context.live)),
         kaggle_(context, [this](std::string_view text, uint64_t number) { console_line(text, number); }),
         notebook_(
             context, [this](std::string_view text, uint64_t number) { console_line(text, number); },
@@ -123,12 +137,45 @@ class ConsoleFormat final : public LineFormat {
     if (match.kind == Match::Kind::none) match = steps_.postfix(s, record_);
     if (match.kind == Match::Kind::none) match = parse_key_values(s, record_, dictionary);
     if (match.kind == Match::Kind::none) match = parse_fields(s, record_, dictionary);
+    if (match.kind == Match::Kind::record) continue_previous(match, number);
     switch (match.kind) {
       case Match::Kind::record: chooser_.offer(match, record_, number); break;
       case Match::Kind::config: ++config_lines_; break;
       default: break;
     }
     hf_.after_piece();
+  }
+
+  // A line of values without a step just below a line of the same shape that had one continues it: DeepSpeed-Chat
+  // prints "epoch: 0|step: 12|ppo_ep: 1|act_loss: ..." and then "average reward score: 3.2" (with other ranks' log
+  // lines in between at times). The first such line, within MAX_CONTINUATION_GAP lines and with no other record
+  // between, takes that step when it names none of the same metrics (per-sample lines repeat the step line's
+  // metrics; they stay apart).
+  void continue_previous(Match& match, uint64_t number) {
+    bool continues = match.from == StepFrom::none && splits_stepless(match.shape) && previous_.step &&
+                     match.shape == previous_.shape && number - previous_line_ <= MAX_CONTINUATION_GAP &&
+                     !previous_continued_;
+    if (continues) {
+      const MetricDictionary& dictionary = context_.emitter.dictionary();
+      for (const auto& f : record_.fields) {
+        std::string name = dictionary.canonical_name(record_.key(f));
+        if (std::find(previous_names_.begin(), previous_names_.end(), name) != previous_names_.end()) continues = false;
+      }
+    }
+    if (continues) {
+      match.from = previous_.from;
+      match.step = previous_.step;
+      previous_continued_ = true;
+      previous_line_ = number;
+      return;
+    }
+    previous_ = match;
+    previous_line_ = number;
+    previous_continued_ = false;
+    previous_names_.clear();
+    if (!match.step || !splits_stepless(match.shape)) return;
+    const MetricDictionary& dictionary = context_.emitter.dictionary();
+    for (const auto& f : record_.fields) previous_names_.push_back(dictionary.canonical_name(record_.key(f)));
   }
 
   void emit(Shape shape, StepFrom from, std::optional<int64_t> step, const FlatRecord& record, uint64_t line) {
@@ -151,6 +198,11 @@ class ConsoleFormat final : public LineFormat {
   KaggleLog kaggle_;
   NotebookLog notebook_;
   FlatRecord record_;
+  // The last record line, for continuation lines (continue_previous).
+  Match previous_;
+  uint64_t previous_line_ = 0;
+  bool previous_continued_ = false;
+  std::vector<std::string> previous_names_;
   std::string clean_;
   uint64_t config_lines_ = 0;
   std::array<uint64_t, 4> hf_sources_{};  // tqdm counter, log call x interval, epoch x steps per epoch, log call

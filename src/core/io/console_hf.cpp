@@ -167,7 +167,8 @@ std::pair<int64_t, StepFrom> HfSteps::step_of(const Held& dict, size_t burst_siz
   }
   if (dict.epoch && *dict.epoch > 0 && (c || banner_steps_per_epoch_)) {
     // The counter was not redrawn before this dict (or there is none): the epoch says where it is.
-    return {std::max(next, step_from_epoch(*dict.epoch, c ? c->total : 0, dict.call)), StepFrom::epoch};
+    return {std::max(next, step_from_epoch(*dict.epoch, c ? c->total : 0, dict.call, last_step_)),
+            StepFrom::epoch};
   }
   return {next, StepFrom::log_call};
 }
@@ -185,7 +186,7 @@ bool HfSteps::agrees_with_epoch(int64_t n, std::optional<double> epoch) {
 // to a multiple of the logging interval when that is within the epoch's rounding. The interval is estimated from the
 // epochs: as epoch steps per log call when the first such dict says the run began at step 0 (the estimate sharpens
 // as calls add up), else from the steps between the first such dict and this one (a resumed run).
-int64_t HfSteps::step_from_epoch(double epoch, int64_t total, uint64_t call) {
+int64_t HfSteps::step_from_epoch(double epoch, int64_t total, uint64_t call, std::optional<int64_t> last) {
   double per_epoch = steps_per_epoch_          ? *steps_per_epoch_
                      : banner_steps_per_epoch_ ? *banner_steps_per_epoch_
                                                : static_cast<double>(total);
@@ -202,6 +203,12 @@ int64_t HfSteps::step_from_epoch(double epoch, int64_t total, uint64_t call) {
     interval = round_interval(at / calls);
   } else if (call > first_epoch_step_->first) {
     interval = round_interval((at - first_epoch_step_->second) / static_cast<double>(call - first_epoch_step_->first));
+  }
+  // One interval after the last dict, when the epoch allows it: an epoch printed to two decimals places a dict only
+  // to within a step or so, and rounding each alone skips a step here and repeats one there (123 dicts logged every
+  // step read as steps 1..124). A larger move is a real gap (dicts cut from a notebook's output).
+  if (last && std::fabs(static_cast<double>(*last) + interval - at) <= tolerance) {
+    return *last + static_cast<int64_t>(interval);
   }
   double snapped = interval * std::round(at / interval);
   return static_cast<int64_t>(std::fabs(snapped - at) <= tolerance ? snapped : std::round(at));

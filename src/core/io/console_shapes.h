@@ -193,7 +193,7 @@ class HfSteps {
   void hold(const FlatRecord& record, uint64_t line, bool eval, std::optional<double> epoch);
   std::pair<int64_t, StepFrom> step_of(const Held& dict, size_t burst_size, int64_t next);
   bool agrees_with_epoch(int64_t n, std::optional<double> epoch);
-  int64_t step_from_epoch(double epoch, int64_t total, uint64_t call);
+  int64_t step_from_epoch(double epoch, int64_t total, uint64_t call, std::optional<int64_t> last);
 
   TqdmSteps& counters_;
   Offer offer_;

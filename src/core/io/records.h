@@ -22,6 +22,7 @@ struct ReadContext {
   PointEmitter& emitter;
   Diagnostics& diagnostics;
   std::string file;
+  bool live = false;  // ReadOptions::live
 
   void diagnose(std::string kind, uint64_t line, std::string message) {
     diagnostics.add(Diagnostic{std::move(kind), file, line, std::move(message)});

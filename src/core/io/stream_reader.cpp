@@ -34,7 +34,7 @@ class StreamReaderImpl {
       : path_(source.path),
         forced_format_(options.format),
         emitter_(std::move(source), options, sink),
-        context_{emitter_, diagnostics, path_} {
+        context_{emitter_, diagnostics, path_, options.live} {
     if (io::is_record_format(forced_format_)) start_records(forced_format_);
     else if (forced_format_ != Format::unknown) sniffed_ = true;  // a text format was named: no binary sniffing
   }
