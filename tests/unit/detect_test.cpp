@@ -245,6 +245,32 @@ TEST(Scan, EntropyBelowStartIsANoteWhileTheRewardClimbs) {
   EXPECT_EQ(alone[0].severity, Severity::warning);
 }
 
+// A run that logs no reward (ORPO from a base model) shows its progress in the loss: gradient norms of 70 on a loss
+// of 4 that settle at 1 while the loss falls to 1 are a note; the same fall of the norm on a loss that stays put is
+// the warning. The loss is read only when there is no reward.
+TEST(Scan, GradientNormBelowStartIsANoteWhileTheLossFallsWithoutAReward) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("grad_norm_below_start");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> norm, falling, flat, reward;
+  for (int i = 0; i < 120; ++i) {
+    norm.push_back(i < 6 ? 70.0 - 8 * i : 1.0 + 0.2 * std::sin(i * 1.3));
+    falling.push_back(1.0 + 3.0 * std::exp(-i / 6.0) + 0.1 * std::sin(i * 1.7));
+    flat.push_back(1.0 + 0.1 * std::sin(i * 1.7));
+    reward.push_back(0.5 + 0.01 * std::sin(i * 1.1));
+  }
+  auto learning = run_detector_on_values(*spec, {{"policy/grad_norm", norm}, {"train/loss", falling}});
+  ASSERT_EQ(learning.size(), 1u);
+  EXPECT_EQ(learning[0].severity, Severity::info);
+  EXPECT_NE(learning[0].explanation.find("train/loss fell"), std::string::npos);
+  auto stuck = run_detector_on_values(*spec, {{"policy/grad_norm", norm}, {"train/loss", flat}});
+  ASSERT_EQ(stuck.size(), 1u);
+  EXPECT_EQ(stuck[0].severity, Severity::warning);
+  auto flat_reward =
+      run_detector_on_values(*spec, {{"policy/grad_norm", norm}, {"train/loss", falling}, {"reward/mean", reward}});
+  ASSERT_EQ(flat_reward.size(), 1u);
+  EXPECT_EQ(flat_reward[0].severity, Severity::warning);
+}
+
 // A reward that gives back most of its gain is a collapse while it stays down; when it later climbs above the
 // best level it fell from, the finding stays as a note that says where it recovered.
 TEST(Scan, RewardDipThatRecoversAboveItsBestIsANote) {

@@ -21,9 +21,10 @@
 // baselines fall to 6 % of their starting entropy that way), the same fall with a flat or falling reward is the
 // collapse. With progress_min_sigma > 0, a finding whose progress metric rose over the run (the median of its
 // last quarter, 5-20 points, above the median of its first by progress_min_sigma standard errors and by a tenth of
-// the larger level; see progress_rose), judged when the data ends, is reported one severity lower, saying why. The
+// the larger level; see Progress::moved), judged when the data ends, is reported one severity lower, saying why. The
 // same context tells a run that learned through steps without a learning signal (a sparse reward's slow start) from
-// one that never did.
+// one that never did. A run that logs no reward (DPO, ORPO) may show its progress in a `progress_down` input (the
+// loss) falling by the same test; it is read only when the run has no `progress` metric.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -57,7 +58,11 @@ class Bound final : public Detector {
     history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
     progress_min_sigma_ = s.param("progress_min_sigma", 0.0);
     resolved_min_ratio_ = s.param("resolved_min_ratio", 0.0);
-    progress_recent_.configure(static_cast<int>(PROGRESS_EARLY_POINTS));
+    for (size_t i = 1; i < s.inputs.size(); ++i) {
+      if (s.inputs[i].first == "progress") progress_.input = i;
+      if (s.inputs[i].first == "progress_down") progress_down_.input = i;
+    }
+    progress_down_.sign = -1;
   }
   void reset() override {
     finish();
@@ -69,12 +74,14 @@ class Bound final : public Detector {
     episode_onset_ = 1;
     episode_end_ = 0;
     history_.reset();
-    progress_early_.clear();
-    progress_recent_.reset();
-    progress_seen_ = 0;
+    progress_.reset();
+    progress_down_.reset();
   }
   void observe(int64_t step, const double* x) override {
-    if (progress_min_sigma_ > 0 && spec_.inputs.size() > 1) track_progress(step, x[1]);
+    if (progress_min_sigma_ > 0) {
+      if (progress_.input) progress_.track(step, x[progress_.input]);
+      if (progress_down_.input) progress_down_.track(step, x[progress_down_.input]);
+    }
     double v = x[0];
     if (!std::isfinite(v)) return;
     last_step_ = step;
@@ -235,40 +242,6 @@ class Bound final : public Detector {
     if (!(after > TAKE_OFF_RATIO * std::max({before, noise, 0.0}))) return -1;
     return history_.step_from_oldest(from + static_cast<int>(take_off));
   }
-  // The progress metric as it stood at each point of the watched one (its latest value; the two are logged
-  // together in the usual case).
-  void track_progress(int64_t step, double p) {
-    if (!std::isfinite(p)) return;
-    if (progress_early_.size() < PROGRESS_EARLY_POINTS) progress_early_.push_back(p);
-    progress_recent_.push(p, step);
-    ++progress_seen_;
-  }
-  // The progress metric's start and current levels when it rose clearly over the run; false otherwise.
-  //
-  // The start and current levels are medians of w points each: a quarter of the run, from 5 to 20 points (the first w
-  // of the early values, the last w seen). The rise must exceed progress_min_sigma standard errors of the difference
-  // of two such medians (1.2533 x sqrt(2 / w) x the early point-to-point noise): a GRPO reward averaged over 4
-  // completions per step jumps by 0.2-0.5 between steps, and a real climb from 0.26 to 0.56 over 100 steps is
-  // progress even though it never clears four single-point noises.
-  bool progress_rose(double& start, double& now) {
-    int64_t w =
-        std::clamp<int64_t>(progress_seen_ / 4, PROGRESS_MIN_POINTS, static_cast<int64_t>(PROGRESS_EARLY_POINTS));
-    if (progress_seen_ < 2 * w || static_cast<int64_t>(progress_early_.size()) < w || progress_recent_.size() < w) {
-      return false;
-    }
-    scratch_.assign(progress_early_.begin(), progress_early_.begin() + w);
-    start = stats::median_in_place(scratch_);
-    scratch_.clear();
-    for (int i = progress_recent_.size() - static_cast<int>(w); i < progress_recent_.size(); ++i) {
-      scratch_.push_back(progress_recent_.at_from_oldest(i));
-    }
-    now = stats::median_in_place(scratch_);
-    scratch_ = progress_early_;
-    double noise = stats::difference_noise(scratch_);
-    double standard_error = MEDIAN_EFFICIENCY * std::sqrt(2.0 / static_cast<double>(w)) * noise;
-    double rise = now - start;
-    return rise > progress_min_sigma_ * standard_error && rise >= 0.1 * std::max(std::fabs(start), std::fabs(now));
-  }
   void add(int64_t step, double v, bool beyond_critical) {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
     episode_.add(step, v, up_ ? w : -w);
@@ -330,7 +303,10 @@ class Bound final : public Detector {
   // detector's episodes, each of which becomes one severity lower and says so.
   void judge_progress() {
     double start = NaN, now = NaN;
-    if (!(progress_min_sigma_ > 0) || spec_.inputs.size() < 2 || !progress_rose(start, now)) return;
+    if (!(progress_min_sigma_ > 0)) return;
+    const Progress& progress = progress_.seen > 0 ? progress_ : progress_down_;
+    if (!progress.input || !progress.moved(progress_min_sigma_, start, now, scratch_)) return;
+    const std::string& name = metric_names[progress.input];
     for (Finding& f : findings_) {
       if (f.severity == Severity::info || f.evidence.count("progress_level")) continue;
       f.evidence["progress_start"] = start;
@@ -339,10 +315,11 @@ class Bound final : public Detector {
       f.severity = one_lower(was);
       char note[320];
       std::snprintf(note, sizeof note,
-                    " Over the run %s rose from %.3g to %.3g: the run learned all the same, so this is a %s rather "
+                    " Over the run %s %s from %.3g to %.3g: the run learned all the same, so this is a %s rather "
                     "than a %s; if %s stops improving, look here first.",
-                    metric_names[1].c_str(), start, now, f.severity == Severity::info ? "note" : "warning",
-                    was == Severity::critical ? "critical finding" : "warning", metric_names[1].c_str());
+                    name.c_str(), progress.sign > 0 ? "rose" : "fell", start, now,
+                    f.severity == Severity::info ? "note" : "warning",
+                    was == Severity::critical ? "critical finding" : "warning", name.c_str());
       f.explanation += note;
     }
   }
@@ -364,17 +341,57 @@ class Bound final : public Detector {
   static constexpr double START_OUTLIER_FACTOR = 10.0;
   std::vector<double> scratch_, diffs_;
   int64_t first_crossing_onset_ = 0, first_crossing_step_ = 0;
-  // The progress context input: its first values (for its start level and early noise) and its last ones.
-  static constexpr int64_t PROGRESS_MIN_POINTS = 5;
-  static constexpr double MEDIAN_EFFICIENCY = 1.2533;  // a median's standard error over a mean's, for normal noise
-  static constexpr size_t PROGRESS_EARLY_POINTS = 20;
+  // A progress context input: its first values (for its start level and early noise) and its last ones, as it stood
+  // at each point of the watched metric (its latest value; the two are logged together in the usual case).
+  struct Progress {
+    static constexpr int64_t MIN_POINTS = 5;
+    static constexpr double MEDIAN_EFFICIENCY = 1.2533;  // a median's standard error over a mean's, for normal noise
+    static constexpr size_t EARLY_POINTS = 20;
+    size_t input = 0;  // its index among the inputs; 0: none
+    double sign = 1;   // +1: progress is a rise (a reward); -1: a fall (a loss)
+    std::vector<double> early;
+    RingWindow recent;
+    int64_t seen = 0;
+
+    Progress() { recent.configure(static_cast<int>(EARLY_POINTS)); }
+    void reset() {
+      early.clear();
+      recent.reset();
+      seen = 0;
+    }
+    void track(int64_t step, double p) {
+      if (!std::isfinite(p)) return;
+      if (early.size() < EARLY_POINTS) early.push_back(p);
+      recent.push(p, step);
+      ++seen;
+    }
+    // The start and current levels when the metric moved clearly the way progress goes over the run.
+    //
+    // The start and current levels are medians of w points each: a quarter of the run, from 5 to 20 points (the
+    // first w of the early values, the last w seen). The move must exceed min_sigma standard errors of the
+    // difference of two such medians (1.2533 x sqrt(2 / w) x the early point-to-point noise): a GRPO reward averaged
+    // over 4 completions per step jumps by 0.2-0.5 between steps, and a real climb from 0.26 to 0.56 over 100 steps
+    // is progress even though it never clears four single-point noises.
+    bool moved(double min_sigma, double& start, double& now, std::vector<double>& scratch) const {
+      int64_t w = std::clamp<int64_t>(seen / 4, MIN_POINTS, static_cast<int64_t>(EARLY_POINTS));
+      if (seen < 2 * w || static_cast<int64_t>(early.size()) < w || recent.size() < w) return false;
+      scratch.assign(early.begin(), early.begin() + w);
+      start = stats::median_in_place(scratch);
+      scratch.clear();
+      for (int i = recent.size() - static_cast<int>(w); i < recent.size(); ++i) scratch.push_back(recent.at_from_oldest(i));
+      now = stats::median_in_place(scratch);
+      scratch = early;
+      double noise = stats::difference_noise(scratch);
+      double standard_error = MEDIAN_EFFICIENCY * std::sqrt(2.0 / static_cast<double>(w)) * noise;
+      double move = sign * (now - start);
+      return move > min_sigma * standard_error && move >= 0.1 * std::max(std::fabs(start), std::fabs(now));
+    }
+  };
   double progress_min_sigma_ = 0;
   double resolved_min_ratio_ = 0;
   int64_t last_step_ = 0;
   size_t segment_findings_ = 0;  // findings before this segment (a restart) are not judged again
-  std::vector<double> progress_early_;
-  RingWindow progress_recent_;
-  int64_t progress_seen_ = 0;
+  Progress progress_, progress_down_;
   RingWindow history_;
   Episode episode_;
 };
