@@ -39,12 +39,6 @@ KNOWN_GAPS = {
                                "the first three points (0.089, a change inside them must still count), and the "
                                "entropy the run's bonus (entropy_coeff 0.05) raises to about 0.2 crosses twice that",
     },
-    "trl_dpo_flant5_base_hh_adafactor_loss_divergence": {
-        "loss_divergence": "the DPO loss climbs back from 0.64 to 1.0, above ln 2 (the policy now prefers the rejected "
-                           "answers); loss_divergence judges a tenfold run-away, and a bound at ln 2 would need to "
-                           "know that train/loss is a DPO loss (the name is shared with SFT and GRPO) while this "
-                           "table's preference columns are eval-only",
-    },
     "trl_ppo_distilgpt2_chess_kl_blowup_entropy_collapse": {
         "kl_blowup": "TRL PPO logs the KL per sequence (objective/kl, summed over 6-token responses: 1 -> 16 nats) and "
                      "no response length, so no per-token bound applies; the KL detectors read a per-token KL or "

@@ -390,6 +390,23 @@ TEST(Scan, SlowMemoryClimbIsFoundOverTheWholeRun) {
   EXPECT_TRUE(run_detector_on_values(*level, {{"perf/max_memory_allocated_gb", slow}}).empty());
 }
 
+// A loss that climbs back 50 % above its start is a failure in a preference run (a DPO loss starts at ln 2, where
+// the policy is the reference); the same climb without preference metrics is not judged by this detector (a GRPO
+// loss is about beta x KL and rises in healthy runs).
+TEST(Scan, PreferenceLossClimbingBackIsFoundOnlyInAPreferenceRun) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("preference_loss_rising");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> loss, margin;
+  for (int i = 0; i < 120; ++i) {
+    loss.push_back((i < 20 ? 0.69 - 0.003 * i : 0.63 + 0.004 * (i - 20)) + 0.02 * std::sin(i * 1.7));
+    margin.push_back(0.1 + 0.005 * i + 0.05 * std::sin(i * 1.3));
+  }
+  auto found = run_detector_on_values(*spec, {{"train/loss", loss}, {"pref/reward_margin", margin}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(found[0].onset_step), 21, 12);
+  EXPECT_TRUE(run_detector_on_values(*spec, {{"train/loss", loss}}).empty());
+}
+
 TEST(Scan, RestartResetsInsteadOfAlarming) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

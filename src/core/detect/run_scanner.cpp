@@ -76,8 +76,9 @@ double alarm_step(const Finding& f) {
 // Several detectors may see one failure from different sides (a bound crossed at the first steps, a level shift
 // against a learned baseline, a steady trend over the run). A person needs one finding per failure: findings of
 // the same fault whose step ranges overlap are one episode, reported by the detector that raised it first (its
-// onset comes from the data it had, dated locally), at the highest severity any of them gave, with the others
-// named in its evidence.
+// onset comes from the data it had, dated locally; of two raised at the same step, such as two whole-run trends
+// judged at the end, the more severe one, the more specific diagnosis), at the highest severity any of them gave,
+// with the others named in its evidence.
 void merge_same_fault(std::vector<Finding>& findings) {
   std::vector<Finding> kept;
   for (auto& f : findings) {
@@ -90,7 +91,8 @@ void merge_same_fault(std::vector<Finding>& findings) {
     }
     Finding* first = &*same;
     Finding* other = &f;
-    if (alarm_step(f) < alarm_step(*same)) std::swap(*same, f);  // the earlier alarm keeps the finding
+    double alarm = alarm_step(f), kept_alarm = alarm_step(*same);
+    if (alarm < kept_alarm || (alarm == kept_alarm && f.severity > same->severity)) std::swap(*same, f);
     first->severity = std::max(first->severity, other->severity);
     first->evidence["also_" + other->detector + "_onset"] = static_cast<double>(other->onset_step);
   }
