@@ -27,6 +27,9 @@ def _inputs(d):
     # Context inputs are read when the run logs them; they never make a detector skip.
     for role, names in d.get("context", {}).items():
         text += "; %s (if logged): %s" % (role, ", ".join(names if isinstance(names, list) else [names]))
+    # A setting the run may print: one severity lower when it is above 0.
+    if "eased_by" in d:
+        text += "; eased by setting %s > 0" % d["eased_by"]["setting"]
     return text
 
 

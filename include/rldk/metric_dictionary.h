@@ -42,6 +42,16 @@ struct MetricInfo {
   HealthyRange healthy;
 };
 
+// A training setting a log may print (data/metrics.yaml `settings`): a canonical name and the key names it goes by.
+struct SettingInfo {
+  std::string name;
+  std::string description;
+  std::vector<std::string> aliases;
+};
+
+// The run meta key of a setting: setting.<name>, the value the number as printed.
+inline constexpr std::string_view SETTING_META_PREFIX = "setting.";
+
 enum class FieldRole { metric, step, time, run_id, ignored };
 
 class MetricDictionary {
@@ -58,6 +68,10 @@ class MetricDictionary {
   // Info for a canonical name, or for a raw alias of one; nullptr when unknown.
   const MetricInfo* find(std::string_view name) const;
   const std::vector<MetricInfo>& metrics() const { return metrics_; }
+  const std::vector<SettingInfo>& settings() const { return settings_; }
+  // The setting a key names: its last part after '.' or '/' (actor_rollout_ref.actor.entropy_coeff), lower-cased,
+  // as an alias; nullptr when it names none.
+  const SettingInfo* setting_for_key(std::string_view key) const;
   // Position in the step-key priority list (lower wins), for records that carry several step-like keys.
   int step_key_priority(std::string_view key) const;
 
@@ -65,6 +79,8 @@ class MetricDictionary {
   std::vector<MetricInfo> metrics_;
   std::unordered_map<std::string, size_t> by_name_;   // canonical name -> index
   std::unordered_map<std::string, size_t> by_alias_;  // raw alias -> index
+  std::vector<SettingInfo> settings_;
+  std::unordered_map<std::string, size_t> setting_by_alias_;
   std::vector<std::string> step_keys_;
   std::set<std::string, std::less<>> time_keys_;
   std::set<std::string, std::less<>> run_id_keys_;

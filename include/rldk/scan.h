@@ -57,6 +57,10 @@ struct DetectorSpec {
   std::vector<ThresholdCondition> conditions;  // threshold kind only
   std::string explanation;  // template: {name} or {name:.3g} for evidence values and finding fields
   std::vector<std::string> fixes;
+  // A training setting that pushes for this change on purpose (an entropy bonus for an entropy rise): when the run
+  // sets it above 0, a finding is one severity lower and its explanation gains the note (a template with
+  // {setting_value}).
+  std::string eased_by_setting, eased_by_note;
   // Values per metric (steps 1, 2, ...) that must make the detector report a finding, and values that must not.
   std::map<std::string, std::vector<double>> test_fires, test_quiet;
   std::string origin;  // file:line

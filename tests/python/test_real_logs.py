@@ -34,11 +34,6 @@ KNOWN_GAPS = {
                            "beta to be judged in nats; the per-batch chosen log-prob (-110 to -300) stays inside "
                            "its batch noise until it reaches twice its start at step 64",
     },
-    "verl_grpo_qwen25_7b_econ_agent_entropy_bonus_healthy": {
-        "entropy_above_start": "per-step entropy of 2 completions a step swings 0.07-0.28; the start is the lowest of "
-                               "the first three points (0.089, a change inside them must still count), and the "
-                               "entropy the run's bonus (entropy_coeff 0.05) raises to about 0.2 crosses twice that",
-    },
     "trl_ppo_distilgpt2_chess_kl_blowup_entropy_collapse": {
         "kl_blowup": "TRL PPO logs the KL per sequence (objective/kl, summed over 6-token responses: 1 -> 16 nats) and "
                      "no response length, so no per-token bound applies; the KL detectors read a per-token KL or "

@@ -830,4 +830,36 @@ TEST(ConsoleText, OrdinaryTextIsNotAnError) {
   EXPECT_EQ(out.detail, "console (no metric lines)");
 }
 
+// ---------------------------------------------------------------- training settings
+
+std::string setting_of(const rldk::Run& run, const std::string& name) { return meta_of(run, "setting." + name); }
+
+rldk::Run read_run_text(std::string_view text, const std::string& path) {
+  ReadOutput out = read_text(text, path);
+  return out.runs.empty() ? rldk::Run{} : std::move(out.runs.front());
+}
+
+// verl prints its config as a pprint dict over many lines and its hydra overrides on the command line; OpenRLHF
+// takes argparse flags. The settings go to the run's meta (the last value printed wins); the metrics are unchanged.
+TEST(ConsoleSettings, ConfigDumpsAndCommandLinesGiveTheRunsSettings) {
+  std::string dump =
+      "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.entropy_coeff=0 trainer.n_gpus_per_node=8\n"
+      "(TaskRunner pid=64115) {'actor_rollout_ref': {'actor': {'clip_ratio': 0.2,\n"
+      "(TaskRunner pid=64115)                                  'entropy_coeff': 0.05,\n"
+      "(TaskRunner pid=64115)                                  'entropy_coeff_schedule': 0.3,\n"
+      "(TaskRunner pid=64115)                                  'ppo_epochs': 1}}}\n"
+      "(TaskRunner pid=64115) step:1 - actor/entropy:0.5 - critic/score/mean:0.1\n"
+      "(TaskRunner pid=64115) step:2 - actor/entropy:0.6 - critic/score/mean:0.2\n";
+  auto run = read_run_text(dump, "train.log");
+  EXPECT_EQ(setting_of(run, "entropy_coeff"), "0.05");
+  expect_all(run, {{"policy/entropy", {1, 2}, {0.5, 0.6}}, {"reward/mean", {1, 2}, {0.1, 0.2}}});
+
+  auto flags = read_run_text("deepspeed train_ppo_ray.py --entropy_loss_coef 0.01 --actor_learning_rate 5e-7\n"
+                             "step=1 kl=0.01 reward=0.5\nstep=2 kl=0.02 reward=0.6\n",
+                             "train.log");
+  EXPECT_EQ(setting_of(flags, "entropy_coeff"), "0.01");
+  auto yaml = read_run_text("  entropy_coeff: 0.001\n  kl_coef: 0.05\nstep=1 kl=0.01\nstep=2 kl=0.02\n", "train.log");
+  EXPECT_EQ(setting_of(yaml, "entropy_coeff"), "0.001");
+}
+
 }  // namespace

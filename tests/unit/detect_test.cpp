@@ -407,6 +407,40 @@ TEST(Scan, PreferenceLossClimbingBackIsFoundOnlyInAPreferenceRun) {
   EXPECT_TRUE(run_detector_on_values(*spec, {{"train/loss", loss}}).empty());
 }
 
+// An entropy bonus pushes entropy up on purpose: an entropy that doubles is one severity lower in a run that sets
+// entropy_coeff above 0 (the run's meta, as the readers record it), and a warning with no bonus or a bonus of 0.
+TEST(Scan, EntropyRiseIsOneSeverityLowerWithAnEntropyBonus) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_above_start");
+  ASSERT_NE(spec, nullptr);
+  rldk::Run run;
+  Series s;
+  s.name = "policy/entropy";
+  for (int i = 1; i <= 100; ++i) {
+    s.steps.push_back(i);
+    s.values.push_back((i < 40 ? 0.1 : 0.25) * (1 + 0.02 * std::sin(i * 1.3)));
+  }
+  s.wall_times.assign(s.steps.size(), NAN);
+  s.segments.assign(s.steps.size(), 0);
+  run.series[s.name] = s;
+  DetectorCatalog one;
+  one.detectors.push_back(*spec);
+  ScanOptions options;
+  options.catalog = &one;
+  auto severity_with = [&](const char* coeff) {
+    run.meta.clear();
+    if (coeff != nullptr) run.meta["setting.entropy_coeff"] = coeff;
+    auto findings = scan_run(run, options).findings;
+    return findings.size() == 1 ? findings[0] : Finding{};
+  };
+  Finding bonus = severity_with("0.05");
+  EXPECT_EQ(bonus.detector, "entropy_above_start");
+  EXPECT_EQ(bonus.severity, Severity::info);
+  EXPECT_NE(bonus.explanation.find("entropy bonus (entropy_coeff 0.05)"), std::string::npos) << bonus.explanation;
+  EXPECT_EQ(severity_with(nullptr).severity, Severity::warning);
+  EXPECT_EQ(severity_with("0").severity, Severity::warning);
+  EXPECT_EQ(severity_with(nullptr).detector, "entropy_above_start");
+}
+
 TEST(Scan, RestartResetsInsteadOfAlarming) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

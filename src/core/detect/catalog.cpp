@@ -20,7 +20,7 @@ namespace {
 const std::set<std::string> DETECTOR_KEYS = {"id",     "fault",     "area",  "severity",    "kind",  "title",
                                              "metric", "inputs",    "params", "explanation", "fixes", "test",
                                              "when",   "direction", "transform", "other_direction", "bound", "onset",
-                                             "context", "compare"};
+                                             "context", "compare", "eased_by"};
 const std::set<std::string> AREAS = {"kl",   "entropy",   "reward",    "gradients", "advantages", "ratio",
                                      "loss", "optimizer", "throughput", "data",      "numerics"};
 
@@ -244,6 +244,18 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
       auto cond = parse_condition(origin, c, d);
       if (!cond.ok()) return cond.error();
       d.conditions.push_back(std::move(cond).value());
+    }
+  }
+  if (YAML::Node eased = node["eased_by"]) {
+    // A training setting that pushes for this change on purpose (data/metrics.yaml `settings`).
+    if (!eased.IsMap() || !eased["setting"] || !eased["note"]) {
+      return catalog_error(origin, eased, "eased_by needs {setting: <a setting in data/metrics.yaml>, note: <text>}");
+    }
+    d.eased_by_setting = eased["setting"].as<std::string>();
+    d.eased_by_note = eased["note"].as<std::string>();
+    const auto& settings = dict.settings();
+    if (std::none_of(settings.begin(), settings.end(), [&](const SettingInfo& s) { return s.name == d.eased_by_setting; })) {
+      return catalog_error(origin, eased["setting"], "unknown setting '" + d.eased_by_setting + "' (data/metrics.yaml settings)");
     }
   }
   if (d.kind == "threshold" && d.conditions.empty()) return catalog_error(origin, node, "threshold needs 'when'");

@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "model/json_text.h"
 #include "rldk/metric_dictionary.h"
 #include "stats/robust.h"
 
@@ -422,6 +423,17 @@ void RunScanner::report_non_finite(const DetectorSpec& spec, std::vector<Finding
   out.push_back(std::move(f));
 }
 
+// A change the run's own settings push for (an entropy bonus raising entropy) is still a change worth knowing, and
+// it can still go too far, but it is no surprise: one severity lower, saying which setting and why.
+void RunScanner::apply_settings(const DetectorSpec& spec, Finding& f) const {
+  if (spec.eased_by_setting.empty() || f.severity == Severity::info) return;
+  auto it = settings_.find(spec.eased_by_setting);
+  if (it == settings_.end() || !(it->second > 0)) return;
+  f.severity = static_cast<Severity>(static_cast<int>(f.severity) - 1);
+  f.evidence["setting_value"] = it->second;
+  f.explanation += " " + fill_template(spec.eased_by_note, {{"setting_value", it->second}}, {});
+}
+
 // A GRPO run's loss sits near 0 by construction: advantages are normalised within each group (mean 0), and with
 // one update per batch the importance ratio is 1, so the policy-gradient term averages to about 0 whatever the
 // run learns (only the KL term, beta x KL, remains). People read "loss ~ 0" as "nothing is learned"; it is not.
@@ -469,6 +481,7 @@ RunScan RunScanner::finish() {
       by_id[h.metric]->segments.push_back(segment);
     }
     held_.clear();
+    for (const auto& [name, value] : settings_) run.meta[std::string(SETTING_META_PREFIX) + name] = format_double(value);
     replayed_ = std::make_unique<SourceScan>(scan_whole_run(run, options_));
     return std::move(replayed_->scan);
   }
@@ -502,6 +515,7 @@ RunScan RunScanner::finish() {
     areas_checked.insert(active->spec.area);
     for (auto& f : active->detector->findings()) {
       apply_healthy_range(active->spec, f);
+      apply_settings(active->spec, f);
       scan.findings.push_back(std::move(f));
     }
   }

@@ -38,6 +38,8 @@ class RunScanner {
   // A new segment begins: the trainer resumed or restarted, and steps start again from a lower one.
   void restart();
   void point(uint32_t metric, int64_t step, double value);
+  // A training setting the source printed (the run meta's setting.<name>); the last value given wins.
+  void setting(const std::string& name, double value) { settings_[name] = value; }
   // False once a point came after later steps of its segment while the scanner was already streaming: its result
   // would not be the run's, and the caller must scan the whole run (scan_run) instead.
   bool in_step_order() const { return planned_ ? ordered_ : true; }
@@ -58,11 +60,13 @@ class RunScanner {
   void report_non_finite(const DetectorSpec& spec, std::vector<Finding>& out) const;
   void explain_grpo_loss(RunScan& scan) const;
   const Metric* find(const std::string& name) const;
+  void apply_settings(const DetectorSpec& spec, Finding& f) const;
 
   ScanOptions options_;
   const DetectorCatalog& catalog_;
   std::string run_id_, source_;
   std::vector<Metric> metrics_;
+  std::map<std::string, double> settings_;
 
   // Before planning: every point, in arrival order (RESTART marks a new segment).
   struct Held {

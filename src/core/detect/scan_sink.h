@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "detect/run_scanner.h"
+#include "io/lenient_json.h"
+#include "rldk/metric_dictionary.h"
 #include "rldk/reader.h"
 #include "rldk/scan.h"
 
@@ -30,7 +32,13 @@ class ScanSink final : public PointSink {
     Slot& slot = runs_[run];
     slot.scanner->point(slot.ids[metric], point.step, point.value);
   }
-  void on_meta(uint32_t, const std::string&, const std::string&) override {}
+  void on_meta(uint32_t run, const std::string& key, const std::string& value) override {
+    double number = 0;
+    if (run < runs_.size() && runs_[run].scanner && key.rfind(SETTING_META_PREFIX, 0) == 0 &&
+        io::parse_number(value, number)) {
+      runs_[run].scanner->setting(key.substr(SETTING_META_PREFIX.size()), number);
+    }
+  }
 
   // False when some run's points came out of step order after its planning: the source must be scanned whole.
   bool in_step_order() const {

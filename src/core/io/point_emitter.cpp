@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "io/run_settings.h"
+
 namespace rldk::io {
 
 PointEmitter::PointEmitter(SourceInfo source, const ReadOptions& options, PointSink& sink)
@@ -101,6 +103,11 @@ void PointEmitter::emit_at(uint32_t run, uint32_t metric, int64_t step, double v
 void PointEmitter::meta(std::string_view run_id, std::string_view key, std::string_view value) {
   RunSlot& slot = slot_for(run_id);
   sink_.on_meta(slot.id, std::string(key), std::string(value));
+  // A config value or param that is a training setting is also recorded under its canonical name.
+  if (key.substr(0, SETTING_META_PREFIX.size()) == SETTING_META_PREFIX) return;
+  find_settings_in_meta(key, value, *dictionary_, [&](const SettingInfo& setting, std::string_view number) {
+    sink_.on_meta(slot.id, std::string(SETTING_META_PREFIX) + setting.name, std::string(number));
+  });
 }
 
 void PointEmitter::meta_all(std::string_view key, std::string_view value) {

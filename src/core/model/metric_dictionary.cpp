@@ -51,6 +51,22 @@ Result<std::shared_ptr<MetricDictionary>> MetricDictionary::from_yaml(std::strin
     for (auto& k : string_list(fields["time"])) dict->time_keys_.insert(k);
     for (auto& k : string_list(fields["run_id"])) dict->run_id_keys_.insert(k);
     for (auto& k : string_list(fields["ignored"])) dict->ignored_keys_.insert(k);
+    for (const auto& node : root["settings"]) {
+      SettingInfo setting;
+      setting.name = node["name"].as<std::string>();
+      setting.description = node["description"].as<std::string>();
+      setting.aliases = string_list(node["aliases"]);
+      for (const auto& alias : setting.aliases) {
+        auto [it, inserted] = dict->setting_by_alias_.emplace(alias, dict->settings_.size());
+        if (!inserted) {
+          return Error{ErrorCode::invalid_argument,
+                       "setting alias '" + alias + "' is claimed twice (by '" + dict->settings_[it->second].name +
+                           "' and '" + setting.name + "')",
+                       origin};
+        }
+      }
+      dict->settings_.push_back(std::move(setting));
+    }
     for (const auto& node : root["metrics"]) {
       MetricInfo info;
       info.name = node["name"].as<std::string>();
@@ -143,6 +159,16 @@ std::string MetricDictionary::canonical_name(std::string_view raw) const {
     if (const MetricInfo* info = find(folded)) return info->name;
   }
   return std::string(raw);
+}
+
+const SettingInfo* MetricDictionary::setting_for_key(std::string_view key) const {
+  size_t cut = key.find_last_of("./");
+  if (cut != std::string_view::npos) key.remove_prefix(cut + 1);
+  if (key.empty() || key.size() > 64) return nullptr;
+  std::string folded;
+  for (char c : key) folded.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  auto it = setting_by_alias_.find(folded);
+  return it == setting_by_alias_.end() ? nullptr : &settings_[it->second];
 }
 
 FieldRole MetricDictionary::role_of(std::string_view key) const {

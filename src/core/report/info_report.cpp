@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "model/json_text.h"
+#include "rldk/metric_dictionary.h"
 #include "rldk/report.h"
 
 namespace rldk {
@@ -170,6 +171,12 @@ std::string info_text(const std::vector<RunSummary>& runs) {
     }
     auto step_source = run.meta.find("step_source");
     if (step_source != run.meta.end()) out += "  step      taken from the " + step_source->second + "\n";
+    // Training settings the detectors read as context (data/metrics.yaml settings).
+    std::string settings;
+    for (const auto& [key, value] : run.meta) {
+      if (key.rfind(SETTING_META_PREFIX, 0) == 0) settings += (settings.empty() ? "" : ", ") + key.substr(SETTING_META_PREFIX.size()) + " " + value;
+    }
+    if (!settings.empty()) out += "  settings  " + settings + "\n";
     size_t width = 6;
     for (const auto& [name, m] : run.metrics) width = std::max(width, name.size());
     out += "\n  " + pad("metric", width) + "  " + pad("count", 8) + pad("min", 13) + pad("max", 13) +
