@@ -48,8 +48,9 @@ def the_run_with_metrics(path, suffix=None):
     return runs[0]
 
 
-def check_cli(path, suffix=None):
-    """`rldk info` agrees: counts, non-finite counts and the last value of every metric."""
+def check_cli(path, suffix=None, settings=None):
+    """`rldk info` agrees: counts, non-finite counts and the last value of every metric, and the training settings
+    found in the run's config or params (nested W&B config keys, dotted MLflow param names)."""
     proc = subprocess.run([rldk_binary(), "info", "--json", str(path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     entries = [r for r in json.loads(proc.stdout)["runs"] if r["metrics"] and from_store(r["source"], suffix)]
@@ -60,13 +61,16 @@ def check_cli(path, suffix=None):
         assert m["count"] == len(values)
         assert m["non_finite"] == sum(1 for v in values if math.isnan(v))
         assert m["last"] == values[-1] and m["first_step"] == STEPS[0] and m["last_step"] == STEPS[-1]
+    for name, value in (settings or {}).items():
+        assert float(entries[0]["meta"].get("setting." + name, "nan")) == value, entries[0]["meta"]
 
 
 def test_wandb_offline_run_is_read_back_exactly(tmp_path, monkeypatch):
     wandb = pytest.importorskip("wandb")
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
-    run = wandb.init(project="rldk-readback", dir=str(tmp_path), config={"learning_rate": 1e-6, "beta": 0.04},
+    run = wandb.init(project="rldk-readback", dir=str(tmp_path), config={"learning_rate": 1e-6, "beta": 0.04,
+                                                                    "actor": {"entropy_coeff": 0.05}},
                      settings=wandb.Settings(console="off", x_disable_stats=True))
     for i, step in enumerate(STEPS):
         run.log({name: values[i] for name, values in LOGGED.items()}, step=step)
@@ -79,14 +83,14 @@ def test_wandb_offline_run_is_read_back_exactly(tmp_path, monkeypatch):
 
     check_run(the_run_with_metrics(tmp_path / "wandb", ".wandb"))
     check_run(rldk.read_run(run_files[0]))
-    check_cli(tmp_path / "wandb", ".wandb")
+    check_cli(tmp_path / "wandb", ".wandb", settings={"entropy_coeff": 0.05})
 
 
 def log_mlflow(mlflow, tracking_uri):
     mlflow.set_tracking_uri(tracking_uri)
     mlflow.set_experiment("rldk-readback")
     with mlflow.start_run(run_name="grpo-readback"):
-        mlflow.log_params({"learning_rate": 1e-6, "beta": 0.04})
+        mlflow.log_params({"learning_rate": 1e-6, "beta": 0.04, "actor.entropy_coef": 0.01})
         for i, step in enumerate(STEPS):
             mlflow.log_metrics({name: values[i] for name, values in LOGGED.items()}, step=step)
 
@@ -99,7 +103,7 @@ def test_mlflow_file_store_run_is_read_back_exactly(tmp_path, monkeypatch):
     log_mlflow(mlflow, store.as_uri())
     assert list(store.glob("*/*/metrics/kl")), list(store.rglob("*"))
     check_run(the_run_with_metrics(store))
-    check_cli(store)
+    check_cli(store, settings={"entropy_coeff": 0.01})
 
 
 def test_mlflow_sqlite_store_run_is_read_back_exactly(tmp_path):
@@ -108,4 +112,4 @@ def test_mlflow_sqlite_store_run_is_read_back_exactly(tmp_path):
     log_mlflow(mlflow, "sqlite:///%s" % db)
     assert db.stat().st_size > 0
     check_run(the_run_with_metrics(db))
-    check_cli(db)
+    check_cli(db, settings={"entropy_coeff": 0.01})
