@@ -16,7 +16,7 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "detectors.md")
 BEGIN, END = "<!-- catalog:begin -->", "<!-- catalog:end -->"
-OPTIONS = ("direction", "transform", "other_direction")
+OPTIONS = ("direction", "transform", "other_direction", "progress")
 
 
 def _inputs(d):
@@ -40,6 +40,8 @@ def _condition(c):
 def _parameters(d):
     parts = ["%s=%s" % (k, v) for k, v in (d.get("params") or {}).items()]
     parts += ["%s=%s" % (k, d[k]) for k in OPTIONS if k in d]
+    if "levels" in d:
+        parts.append("levels=%s" % ", ".join("%s %s" % (k, v) for k, v in d["levels"].items()))
     if "when" in d:
         parts.append("when=[%s]" % ", ".join(_condition(c) for c in d["when"]))
     return ", ".join(parts)

@@ -6,6 +6,7 @@
 // streaming run to the end of the data. Findings are episodes (onset, end, peak), never one per step.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,6 +62,10 @@ struct DetectorSpec {
   // sets it above 0, a finding is one severity lower and its explanation gains the note (a template with
   // {setting_value}).
   std::string eased_by_setting, eased_by_note;
+  // Bound kind: levels that replace the metric's healthy side (the catalog's `levels:`), for a milder fault watched on
+  // the same side (a reward spread at a quarter of its start is saturation; at 5 % there is no signal at all). NaN:
+  // the metric's own levels.
+  double level_warning = NAN, level_critical = NAN;
   // Values per metric (steps 1, 2, ...) that must make the detector report a finding, and values that must not.
   std::map<std::string, std::vector<double>> test_fires, test_quiet;
   std::string origin;  // file:line

@@ -57,6 +57,7 @@ class Bound final : public Detector {
     onset_fraction_ = std::clamp(s.param("onset_fraction", 0.5), 0.0, 1.0);
     history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
     progress_min_sigma_ = s.param("progress_min_sigma", 0.0);
+    progress_required_ = s.option("progress", "eases") == "required";
     resolved_min_ratio_ = s.param("resolved_min_ratio", 0.0);
     for (size_t i = 1; i < s.inputs.size(); ++i) {
       if (s.inputs[i].first == "progress") progress_.input = i;
@@ -114,6 +115,12 @@ class Bound final : public Detector {
     }
     pending_quiet_ = 0;
     if (++pending_ < needed_points_) return;
+    // With `progress: required`, the bound is the fault only once the progress metric has moved by now; until then
+    // each further point beyond it tries again (a live monitor and the scan decide alike, at the same point).
+    if (progress_required_ && !progress_so_far()) {
+      --pending_;
+      return;
+    }
     // Dated now, with every point of the excursion so far: a take-off judged at its first point alone would be one
     // noisy value. A run whose starting level is already beyond the bound began in this state: its first crossing.
     bool began_beyond = up_ ? start_ > warning : start_ < warning;
@@ -186,6 +193,12 @@ class Bound final : public Detector {
   // The metric's range comes from the dictionary once the driver has named the metric this run resolved to.
   bool resolve() {
     resolved_ = true;
+    if (!std::isnan(spec_.level_warning)) {
+      own_levels_.warning = spec_.level_warning;
+      own_levels_.critical = spec_.level_critical;
+      side_ = &own_levels_;
+      return true;
+    }
     const MetricInfo* info = metric_names.empty() ? nullptr : MetricDictionary::builtin().find(metric_names.front());
     side_ = info ? info->healthy.side(side_name_) : nullptr;
     if (side_ == nullptr || !side_->set()) side_ = nullptr;
@@ -265,8 +278,18 @@ class Bound final : public Detector {
       evidence["ratio"] = start_ != 0 ? episode_.peak_value / start_ : NaN;
       evidence["bound_factor"] = side_->warning;
     }
+    if (progress_required_) {
+      evidence["progress_start"] = required_start_;
+      evidence["progress_level"] = required_now_;
+    }
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
     if (critical_points_ >= min_points_) findings_.back().severity = Severity::critical;
+    if (progress_required_) {
+      char note[160];
+      std::snprintf(note, sizeof note, " Meanwhile %s %s from %.3g to %.3g.", required_name_.c_str(),
+                    required_sign_ > 0 ? "rose" : "fell", required_start_, required_now_);
+      findings_.back().explanation += note;
+    }
   }
   // A finding that the run's own course explains is reported one severity lower (critical -> warning -> info).
   static Severity one_lower(Severity s) { return s == Severity::critical ? Severity::warning : Severity::info; }
@@ -305,6 +328,7 @@ class Bound final : public Detector {
     double start = NaN, now = NaN;
     if (!(progress_min_sigma_ > 0)) return;
     const Progress& progress = progress_.seen > 0 ? progress_ : progress_down_;
+    if (progress_required_) return;  // judged when each episode was confirmed
     if (!progress.input || !progress.moved(progress_min_sigma_, start, now, scratch_)) return;
     const std::string& name = metric_names[progress.input];
     for (Finding& f : findings_) {
@@ -324,9 +348,21 @@ class Bound final : public Detector {
     }
   }
 
+  // `progress: required`: whether the progress metric has moved so far (its start and level kept for the report). A
+  // reward spread that vanished as the reward climbed to its top is saturation; one that vanished at a floor is
+  // another fault, judged elsewhere.
+  bool progress_so_far() {
+    const Progress& progress = progress_.seen > 0 ? progress_ : progress_down_;
+    if (!progress.input || !progress.moved(progress_min_sigma_, required_start_, required_now_, scratch_)) return false;
+    required_name_ = metric_names[progress.input];
+    required_sign_ = progress.sign;
+    return true;
+  }
+
   std::string side_name_;
   bool up_ = true, relative_ = false, log_ = false, resolved_ = false, date_change_ = true;
   const HealthyRange::Side* side_ = nullptr;
+  HealthyRange::Side own_levels_;  // the catalog's `levels:`, when it sets them
   int64_t min_points_, max_gap_, open_max_gap_, start_points_;
   int64_t seen_ = 0, pending_ = 0, pending_quiet_ = 0, critical_points_ = 0, alarm_step_ = 0;
   // Chance episodes of the metric's own noise: at most chance_rate_ per point; the reference needs this many points.
@@ -388,6 +424,9 @@ class Bound final : public Detector {
     }
   };
   double progress_min_sigma_ = 0;
+  bool progress_required_ = false;
+  double required_start_ = NaN, required_now_ = NaN, required_sign_ = 1;
+  std::string required_name_;
   double resolved_min_ratio_ = 0;
   int64_t last_step_ = 0;
   size_t segment_findings_ = 0;  // findings before this segment (a restart) are not judged again

@@ -20,7 +20,7 @@ namespace {
 const std::set<std::string> DETECTOR_KEYS = {"id",     "fault",     "area",  "severity",    "kind",  "title",
                                              "metric", "inputs",    "params", "explanation", "fixes", "test",
                                              "when",   "direction", "transform", "other_direction", "bound", "onset",
-                                             "context", "compare", "eased_by"};
+                                             "context", "compare", "eased_by", "progress", "levels"};
 const std::set<std::string> AREAS = {"kl",   "entropy",   "reward",    "gradients", "advantages", "ratio",
                                      "loss", "optimizer", "throughput", "data",      "numerics"};
 
@@ -226,7 +226,13 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
     }
     d.options[opt.name] = value;
   }
-  if (d.kind == "bound") {
+  if (YAML::Node levels = node["levels"]) {
+    if (d.kind != "bound" || !levels.IsMap() || !levels["warning"] || !parse_value(levels["warning"], d.level_warning) ||
+        (levels["critical"] && !parse_value(levels["critical"], d.level_critical))) {
+      return catalog_error(origin, levels, "levels is for bound detectors: {warning: <number>, critical: <number>}");
+    }
+  }
+  if (d.kind == "bound" && std::isnan(d.level_warning)) {
     // The levels live with the metric (data/metrics.yaml `healthy`): a bound detector on a metric without that
     // side of a healthy range could never fire.
     for (const auto& name : d.inputs.front().second) {

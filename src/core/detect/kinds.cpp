@@ -180,7 +180,7 @@ const std::vector<KindOption>& kind_options(const std::string& kind) {
       {"flat", {{"direction", DIRECTIONS}}},
       {"co_trend", {{"other_direction", {"up", "down"}}}},
       {"bound", {{"bound", {"above", "below", "above_start", "below_start"}}, {"transform", TRANSFORMS},
-                 {"onset", {"change", "crossing"}}}},
+                 {"onset", {"change", "crossing"}}, {"progress", {"eases", "required"}}}},
       {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}, {"compare", {"ratio", "magnitude"}}}},
   };
   static const std::vector<KindOption> none;
