@@ -22,7 +22,9 @@ namespace {
 // Before the warm-up is complete (a run's first logged points, or all of a run too short to warm up) there is no
 // forecast, yet a metric can already jump. With early_min_change > 0, once EARLY_POINTS values are in the warm-up
 // (from the fourth point on), a point at least early_min_change (working units, set from what the metric is known
-// to do) and early_z robust sigmas beyond the median of the warm-up so far is kept out of the warm-up and joins an
+// to do) beyond the median of the last 5 warm-up points, and early_z point-to-point noise units of the warm-up so far
+// (a metric that falls steadily in its first points, as entropy does, is judged against where it now is, not
+// against the spread of its decline), is kept out of the warm-up and joins an
 // early episode; min_points such points in a row are a shift, reported when a point falls back or after `warmup`
 // points, when the warm-up starts again from the new level. Fewer are an excursion, not a shift (spikes are
 // another detector's).
@@ -30,7 +32,8 @@ class LevelShift : public Detector {
  public:
   explicit LevelShift(const DetectorSpec& s) : Detector(s) {
     ref_.configure(static_cast<int>(s.param("warmup", 50)), s.param("adapt_rate", 0.02),
-                   s.param("min_relative_scale", 0.0), s.param("min_scale", 1e-12), s.param("trend_rate", 0.0));
+                   s.param("min_relative_scale", 0.0), s.param("min_scale", 1e-12), s.param("trend_rate", 0.0),
+                   s.option("warmup_level", "median") == "line_end");
     k_ = s.param("k", 1.0);
     h_ = s.param("h", 10.0);
     z_clip_ = s.param("z_clip", 4.0);
@@ -214,7 +217,7 @@ class LevelShift : public Detector {
   // A point judged against the provisional reference of the warm-up so far; true when it belongs to an early episode
   // (it then stays out of the warm-up).
   bool observe_early(int64_t step, double raw, double v) {
-    if (!early_.open) ref_.provisional(scratch_, early_level_, early_sigma_);
+    if (!early_.open) ref_.provisional_recent(scratch_, EARLY_RECENT_POINTS, early_level_, early_sigma_);
     double z = 0;
     if (!early_departure(v - early_level_, early_sigma_, early_min_change_, early_z_, sign_, z)) return false;
     if (!early_.open) {
@@ -367,6 +370,8 @@ class LevelShift : public Detector {
   int64_t alarm_step_ = 0;
   // The early rule (before the warm-up is complete): its episode and the provisional reference it is judged against.
   static constexpr int EARLY_POINTS = 3;
+  // The early rule's level: the median of this many latest warm-up points (where the metric is now).
+  static constexpr size_t EARLY_RECENT_POINTS = 5;
   int64_t warmup_ = 50;
   double early_min_change_ = 0, early_z_ = 4;
   Episode early_;

@@ -36,8 +36,12 @@ inline constexpr double FROZEN_TREND_DAMPING = 0.9;
 // step still shows as a run of large forecast errors. While frozen, the forecast extrapolates a damped slope.
 class AdaptiveReference {
  public:
-  void configure(int warmup, double rate, double min_relative_scale, double min_scale, double trend_rate = 0.0) {
+  // line_end: without a slope (trend_rate 0), the warm-up is still judged where its least-squares line ended, with
+  // the noise around that line (see warm_up).
+  void configure(int warmup, double rate, double min_relative_scale, double min_scale, double trend_rate = 0.0,
+                 bool line_end = false) {
     warmup_ = std::max(warmup, 3);
+    line_end_ = line_end;
     rate_ = rate;
     trend_rate_ = trend_rate;
     min_relative_scale_ = min_relative_scale;
@@ -59,6 +63,17 @@ class AdaptiveReference {
     median_and_sigma(scratch, median, sigma);
     sigma = floor_scale(sigma);
   }
+  // The same for judging a change against where the metric is now: the median of the last `recent` warm-up values,
+  // and the point-to-point noise of all of them (stats::difference_noise). A metric that moves steadily in its
+  // first points (entropy falling from 2.3 to 1.1 as RL sharpens the policy) spreads its values far wider than its
+  // noise, and a median over all of them lags where it now is: against those, a surge to 3.9 is a 3-sigma wobble.
+  void provisional_recent(std::vector<double>& scratch, size_t recent, double& level, double& sigma) const {
+    size_t n = std::min(recent, warm_.size());
+    scratch.assign(warm_.end() - static_cast<std::ptrdiff_t>(n), warm_.end());
+    level = stats::median_in_place(scratch);
+    scratch.assign(warm_.begin(), warm_.end());
+    sigma = floor_scale(stats::difference_noise(scratch));
+  }
   // Collects a warm-up value; true once the reference is ready (the value that arms it is not scored).
   bool warm_up(double x) {
     warm_.push_back(x);
@@ -67,6 +82,15 @@ class AdaptiveReference {
     if (trend_rate_ > 0) {
       fit_line();  // sets level_ and trend_, and leaves the residuals of the whole warm-up in warm_
       median_and_sigma(warm_, median, sigma);
+    } else if (line_end_) {
+      // No slope is carried, but a warm-up that moved steadily (entropy falling as RL sharpens the policy) is judged
+      // where it ended, with the noise around its line: its median lags, and its spread is the move, not noise.
+      double slope = 0;
+      line(0, level_, slope);
+      double last = static_cast<double>(warm_.size() - 1);
+      for (size_t i = 0; i < warm_.size(); ++i) warm_[i] -= level_ - slope * (last - static_cast<double>(i));
+      median_and_sigma(warm_, median, sigma);
+      level_ += median;
     } else {
       median_and_sigma(warm_, median, sigma);
       level_ = median;
@@ -136,7 +160,7 @@ class AdaptiveReference {
   double min_relative_scale_ = 0.0;
   double min_scale_ = 1e-12;
   std::vector<double> warm_;
-  bool armed_ = false;
+  bool armed_ = false, line_end_ = false;
   double level_ = 0, trend_ = 0, bias_ = 0, sigma_ = 0;
 };
 
