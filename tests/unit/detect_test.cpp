@@ -150,6 +150,26 @@ TEST(Scan, EntropySurgeIsFoundBeforeTheWarmUpEnds) {
   EXPECT_TRUE(run_detector_on_values(*spec, {{"policy/entropy", slide}}).empty());
 }
 
+// Entropy falls steadily in most runs' first steps; a surge after that fall is judged against where the entropy
+// now is, with the noise around its decline (not the spread of the decline itself, which hid a surge to 3.9 from
+// 1.1 as a 3-sigma wobble): before the warm-up ends (point 30 of a 50-point warm-up) and after it (30 of 20).
+TEST(Scan, EntropySurgeAfterASteadyFallIsFound) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_surge");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> entropy;
+  for (int i = 0; i < 29; ++i) entropy.push_back(2.35 * std::exp(-0.027 * i) * (1 + 0.03 * std::sin(i * 1.7)));
+  for (int i = 0; i < 7; ++i) entropy.push_back(3.9);
+  for (int i = 0; i < 10; ++i) entropy.push_back(1.0);
+  auto found = run_detector_on_values(*spec, {{"policy/entropy", entropy}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].onset_step, 30);
+  DetectorSpec short_warmup = *spec;
+  short_warmup.params["warmup"] = 20;
+  found = run_detector_on_values(short_warmup, {{"policy/entropy", entropy}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].onset_step, 30);
+}
+
 // A rise judged against the start leaves out a first value an order of magnitude below the others: a GRPO step
 // whose groups all scored alike (a gradient norm of 0.0003 among 0.3-0.5) does not make every later ordinary norm
 // "1,000x its start"; a norm that does climb tenfold from an ordinary start is still found.

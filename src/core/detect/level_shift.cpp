@@ -217,7 +217,7 @@ class LevelShift : public Detector {
   // A point judged against the provisional reference of the warm-up so far; true when it belongs to an early episode
   // (it then stays out of the warm-up).
   bool observe_early(int64_t step, double raw, double v) {
-    if (!early_.open) ref_.provisional_recent(scratch_, EARLY_RECENT_POINTS, early_level_, early_sigma_);
+    if (!early_.open) ref_.provisional_recent(scratch_, EARLY_RECENT_POINTS, sign_, early_level_, early_sigma_);
     double z = 0;
     if (!early_departure(v - early_level_, early_sigma_, early_min_change_, early_z_, sign_, z)) return false;
     if (!early_.open) {

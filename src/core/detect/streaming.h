@@ -63,14 +63,19 @@ class AdaptiveReference {
     median_and_sigma(scratch, median, sigma);
     sigma = floor_scale(sigma);
   }
-  // The same for judging a change against where the metric is now: the median of the last `recent` warm-up values,
-  // and the point-to-point noise of all of them (stats::difference_noise). A metric that moves steadily in its
-  // first points (entropy falling from 2.3 to 1.1 as RL sharpens the policy) spreads its values far wider than its
-  // noise, and a median over all of them lags where it now is: against those, a surge to 3.9 is a 3-sigma wobble.
-  void provisional_recent(std::vector<double>& scratch, size_t recent, double& level, double& sigma) const {
+  // The same for judging a change in the watched direction (sign +1 up, -1 down, 0 both): the level is the median
+  // of the warm-up so far or of its last `recent` values, whichever lies further against that direction (where the
+  // metric started, for a ramp that began at once; where it is now, for a metric that moved steadily first, such as
+  // entropy falling as RL sharpens the policy, then surged), and the scale is the point-to-point noise
+  // (stats::difference_noise): a steady move spreads the values far wider than their noise.
+  void provisional_recent(std::vector<double>& scratch, size_t recent, int sign, double& level, double& sigma) const {
+    scratch.assign(warm_.begin(), warm_.end());
+    level = stats::median_in_place(scratch);
     size_t n = std::min(recent, warm_.size());
     scratch.assign(warm_.end() - static_cast<std::ptrdiff_t>(n), warm_.end());
-    level = stats::median_in_place(scratch);
+    double now = stats::median_in_place(scratch);
+    if (sign > 0) level = std::min(level, now);
+    if (sign < 0) level = std::max(level, now);
     scratch.assign(warm_.begin(), warm_.end());
     sigma = floor_scale(stats::difference_noise(scratch));
   }
