@@ -133,6 +133,20 @@ TEST(Scan, EntropyReboundNeedsARiseInNatsNotOnlyARatio) {
   EXPECT_EQ(run_detector_on_values(*spec, {{"policy/entropy", large}}).size(), 1u);
 }
 
+// A log that ends during a climb (a 20-point run: entropy falls to 1.26, then rises to 3.45) is reported with the
+// up points it had; a climb that held for fewer than 3 points when the log ended is not.
+TEST(Scan, EntropyReboundUnderWayWhenTheLogEndsIsReported) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_rebound");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> entropy = {2.41, 2.21, 1.88, 1.68, 1.56, 1.30, 1.26, 1.30, 1.28, 1.39,
+                                 1.48, 1.61, 1.74, 1.89, 2.12, 2.37, 2.73, 2.69, 3.10, 3.45};
+  auto found = run_detector_on_values(*spec, {{"policy/entropy", entropy}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].end_step, 20);
+  entropy.resize(18);
+  EXPECT_TRUE(run_detector_on_values(*spec, {{"policy/entropy", entropy}}).empty());
+}
+
 // A sudden entropy rise before the level-shift warm-up is complete (a 20-point run, the surge at its 8th point) is
 // found by the early rule, dated at the jump (step 9); the same run sliding up by a quarter over those points is not a surge.
 TEST(Scan, EntropySurgeIsFoundBeforeTheWarmUpEnds) {

@@ -8,8 +8,9 @@
 //     by at least min_rise in the metric's own units (an entropy that climbs from 0.021 to 0.033 nats per token
 //     changes the sampling distribution's effective number of choices per token, e^H, by about 1 %: a ratio
 //     alone reads that as a rebound);
-//   - min_points consecutive up points (max_gap quiet points allowed) make an episode. Its onset is where the climb
-//     from the lowest level began (stats::ramp_start over the points since the lowest one).
+//   - min_points consecutive up points (max_gap quiet points allowed) make an episode, and so do the last 3 or more
+//     when the data ends during the climb. Its onset is where the climb from the lowest level began
+//     (stats::ramp_start over the points since the lowest one).
 #include <algorithm>
 #include <cmath>
 
@@ -51,8 +52,13 @@ class Rebound final : public Detector {
     if (sustained_.confirmed()) alarm(step);
     if (up) low_at_rise_ = low_;
   }
+  // A log that ends while the level is still climbing (a run stopped or crashed mid-rise, a short run) has no later
+  // points to complete min_points with: a climb up at each of its last END_POINTS points or more is reported as it
+  // stands.
   void finish() override {
-    if (sustained_.close()) emit();
+    const Episode& e = sustained_.episode();
+    bool under_way = e.open && e.quiet_points == 0 && e.points >= END_POINTS;
+    if (sustained_.close() || under_way) emit();
   }
 
  private:
@@ -65,6 +71,7 @@ class Rebound final : public Detector {
             {"ratio", lowest > 0 ? e.peak_value / lowest : NaN},
             {"points", static_cast<double>(e.points)}});
   }
+  static constexpr int64_t END_POINTS = 3;
   double log_min_ratio_, min_sigma_, min_rise_;
   Sustained sustained_;
   SmoothedLevel level_;
