@@ -862,4 +862,16 @@ TEST(ConsoleSettings, ConfigDumpsAndCommandLinesGiveTheRunsSettings) {
   EXPECT_EQ(setting_of(yaml, "entropy_coeff"), "0.001");
 }
 
+// A coefficient logged as a metric in the training dicts (TRL logs entropy_coef per step) is a metric, not a printed
+// setting, whether the dicts carry their step or wait for it.
+TEST(ConsoleSettings, MetricDictsAreNotSettings) {
+  std::string dicts;
+  for (int i = 1; i <= 4; ++i) {
+    dicts += "{'loss': 0.5, 'entropy': 0.9, 'entropy_coef': 0.01, 'epoch': " + std::to_string(0.25 * i) + "}\n";
+  }
+  auto run = read_run_text(dicts, "train.log");
+  EXPECT_EQ(setting_of(run, "entropy_coeff"), "<none>");
+  EXPECT_FALSE(run.series.empty());
+}
+
 }  // namespace

@@ -32,10 +32,18 @@ using Found = std::vector<std::string>;
 TEST(RunSettings, EveryWayAConfigPrintsAKey) {
   EXPECT_EQ(settings_in_text("    'entropy_coeff': 0.05,"), Found{"entropy_coeff=0.05"});
   EXPECT_EQ(settings_in_text("python3 -m main actor_rollout_ref.actor.entropy_coeff=0 x=1"), Found{"entropy_coeff=0"});
-  EXPECT_EQ(settings_in_text("  entropy_coef: 1e-3"), Found{"entropy_coeff=1e-3"});
+  EXPECT_EQ(settings_in_text("  entropy_coef: 1e-3"), Found{"entropy_coeff=0.001"});
   EXPECT_EQ(settings_in_text("{\"entropy_loss_coef\": 0.01}"), Found{"entropy_coeff=0.01"});
   EXPECT_EQ(settings_in_text("train.py --entropy_loss_coef 0.02 --lr 1e-6"), Found{"entropy_coeff=0.02"});
-  EXPECT_EQ(settings_in_text("ent_coef = '0.0'"), Found{"entropy_coeff=0.0"});
+  EXPECT_EQ(settings_in_text("ent_coef = '0.0'"), Found{"entropy_coeff=0"});
+}
+
+// Reported in the order printed, so the last value on a line is the one that stays; a number printed with a
+// thousand digits is kept as rldk prints numbers.
+TEST(RunSettings, InTheOrderPrinted) {
+  EXPECT_EQ(settings_in_text("+actor.entropy_coef=0.05 actor_rollout_ref.actor.entropy_coeff=0"),
+            (Found{"entropy_coeff=0.05", "entropy_coeff=0"}));
+  EXPECT_EQ(settings_in_text("entropy_coeff=0." + std::string(1000, '1')), Found{"entropy_coeff=0.1111111111111111"});
 }
 
 TEST(RunSettings, OnlyAStandaloneKeyWithAFiniteNumber) {
@@ -54,6 +62,12 @@ TEST(RunSettings, MetaValuesAndNestedConfigs) {
             Found{"entropy_coeff=0.05"});
   EXPECT_EQ(settings_in_meta("config.trainer", R"({"total_epochs": 3})"), Found{});
   EXPECT_EQ(settings_in_meta("config.actor", R"({"entropy_coeff": "high"})"), Found{});
+  // A config whose keys are long and many is read in time linear in its size (flattening it would copy each key's
+  // path: gigabytes for a 1 MB value).
+  std::string hostile = "{\"" + std::string(400000, 'k') + "\": {";
+  for (int i = 0; i < 50000; ++i) hostile += "\"a\":0,";
+  hostile += "\"entropy_coeff\": 0.05}}";
+  EXPECT_EQ(settings_in_meta("config.x", hostile), Found{"entropy_coeff=0.05"});
 }
 
 }  // namespace

@@ -226,6 +226,16 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
     }
     d.options[opt.name] = value;
   }
+  if (d.option("progress", "eases") == "required") {
+    // The bound is the fault only once its progress metric moved: without a required `progress` input and a
+    // progress_min_sigma > 0 it could never fire, and a run that does not log the metric must list it as skipped.
+    bool required_progress = false;
+    for (size_t r = 1; r < d.required_inputs; ++r) required_progress = required_progress || d.inputs[r].first == "progress";
+    if (!required_progress || !(d.param("progress_min_sigma", 0) > 0)) {
+      return catalog_error(origin, node["progress"],
+                           "progress: required needs a `progress` role under inputs: and progress_min_sigma > 0");
+    }
+  }
   if (YAML::Node levels = node["levels"]) {
     if (d.kind != "bound" || !levels.IsMap() || !levels["warning"] || !parse_value(levels["warning"], d.level_warning) ||
         (levels["critical"] && !parse_value(levels["critical"], d.level_critical))) {

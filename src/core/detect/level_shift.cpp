@@ -22,9 +22,10 @@ namespace {
 // Before the warm-up is complete (a run's first logged points, or all of a run too short to warm up) there is no
 // forecast, yet a metric can already jump. With early_min_change > 0, once EARLY_POINTS values are in the warm-up
 // (from the fourth point on), a point at least early_min_change (working units, set from what the metric is known
-// to do) beyond the median of the last 5 warm-up points, and early_z point-to-point noise units of the warm-up so far
-// (a metric that falls steadily in its first points, as entropy does, is judged against where it now is, not
-// against the spread of its decline), is kept out of the warm-up and joins an
+// to do) and early_z point-to-point noise units (of the warm-up so far) beyond a level, the median of the warm-up so
+// far or of its last 5 points, whichever lies further against the watched direction (a ramp from the first steps is
+// judged against where it started; an entropy that fell steadily and then surged, against where it had got to), is
+// kept out of the warm-up and joins an
 // early episode; min_points such points in a row are a shift, reported when a point falls back or after `warmup`
 // points, when the warm-up starts again from the new level. Fewer are an excursion, not a shift (spikes are
 // another detector's).

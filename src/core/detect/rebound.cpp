@@ -25,7 +25,8 @@ class Rebound final : public Detector {
     log_min_ratio_ = std::log(std::max(1.0, s.param("min_ratio", 1.5)));
     min_sigma_ = s.param("min_sigma", 4.0);
     min_rise_ = s.param("min_rise", 0.0);
-    sustained_.configure(static_cast<int64_t>(s.param("min_points", 5)), static_cast<int64_t>(s.param("max_gap", 1)));
+    min_points_ = static_cast<int64_t>(s.param("min_points", 5));
+    sustained_.configure(min_points_, static_cast<int64_t>(s.param("max_gap", 1)));
     level_.configure(static_cast<int>(s.param("smooth", 5)), static_cast<int>(s.param("history", 64)));
   }
   void reset() override {
@@ -52,12 +53,13 @@ class Rebound final : public Detector {
     if (sustained_.confirmed()) alarm(step);
     if (up) low_at_rise_ = low_;
   }
-  // A log that ends while the level is still climbing (a run stopped or crashed mid-rise, a short run) has no later
-  // points to complete min_points with: a climb up at each of its last END_POINTS points or more is reported as it
-  // stands.
+  // Data that ends while the level is still climbing (a run stopped or crashed mid-rise, a short run, or a segment
+  // that a restart ends) has no later points to complete min_points with: a climb up at each of its last END_POINTS
+  // points or more is reported as it stands, and raised then (a live monitor sees the end of the data too).
   void finish() override {
     const Episode& e = sustained_.episode();
-    bool under_way = e.open && e.quiet_points == 0 && e.points >= END_POINTS;
+    bool under_way = e.open && e.quiet_points == 0 && e.points >= END_POINTS && e.points < min_points_;
+    if (under_way) alarm(e.end);
     if (sustained_.close() || under_way) emit();
   }
 
@@ -72,6 +74,7 @@ class Rebound final : public Detector {
             {"points", static_cast<double>(e.points)}});
   }
   static constexpr int64_t END_POINTS = 3;
+  int64_t min_points_ = 5;
   double log_min_ratio_, min_sigma_, min_rise_;
   Sustained sustained_;
   SmoothedLevel level_;

@@ -147,8 +147,9 @@ class ConsoleFormat final : public LineFormat {
     }
     // Settings are printed in config dumps and command lines (a YAML dump's "entropy_coeff: 0.05" reads like a
     // stepless key: value record), not in the lines that carry the steps.
+    // Lines held as part of a metric shape (an HF dict waiting for its step, a tqdm redraw) are not settings either.
     bool stepless_text = match.kind == Match::Kind::record && match.from == StepFrom::none && splits_stepless(match.shape);
-    if (match.kind != Match::Kind::record || stepless_text) {
+    if (match.kind == Match::Kind::none || match.kind == Match::Kind::config || stepless_text) {
       find_settings_in_text(s, dictionary, [this](const SettingInfo& setting, std::string_view value) {
         context_.emitter.meta("", std::string(SETTING_META_PREFIX) + setting.name, value);
       });

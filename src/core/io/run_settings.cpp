@@ -1,6 +1,8 @@
 #include "io/run_settings.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "io/lenient_json.h"
 #include "model/json_text.h"
@@ -39,14 +41,20 @@ std::string_view value_after_key(std::string_view text, size_t pos, bool command
   return text.substr(begin, pos - begin);
 }
 
-bool finite_number(std::string_view text) {
-  double value = 0;
+bool finite_number(std::string_view text, double& value) {
   return !text.empty() && parse_number(text, value) && std::isfinite(value);
 }
 
 }  // namespace
 
 void find_settings_in_text(std::string_view text, const MetricDictionary& dictionary, const SettingFound& found) {
+  // Every match, then reported in the order printed, so that the last value on the line is the one that stays.
+  struct Hit {
+    size_t at;
+    const SettingInfo* setting;
+    double value;
+  };
+  std::vector<Hit> hits;
   for (const SettingInfo& setting : dictionary.settings()) {
     for (const std::string& alias : setting.aliases) {
       for (size_t at = text.find(alias); at != std::string_view::npos; at = text.find(alias, at + 1)) {
@@ -54,11 +62,14 @@ void find_settings_in_text(std::string_view text, const MetricDictionary& dictio
         size_t end = at + alias.size();
         if (end < text.size() && identifier_char(text[end])) continue;
         bool command_line = at >= 2 && text.substr(at - 2, 2) == "--";
-        std::string_view number = value_after_key(text, end, command_line);
-        if (finite_number(number)) found(setting, number);
+        double value = 0;
+        if (finite_number(value_after_key(text, end, command_line), value)) hits.push_back({at, &setting, value});
       }
     }
   }
+  std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.at < b.at; });
+  // The number as rldk prints numbers: a value printed with a million digits is not kept as it was printed.
+  for (const Hit& h : hits) found(*h.setting, format_double(h.value));
 }
 
 void find_settings_in_meta(std::string_view key, std::string_view value, const MetricDictionary& dictionary,
@@ -66,25 +77,14 @@ void find_settings_in_meta(std::string_view key, std::string_view value, const M
   while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   while (!value.empty() && (value.back() == ' ' || value.back() == '\n')) value.remove_suffix(1);
   if (const SettingInfo* setting = dictionary.setting_for_key(key)) {
-    if (finite_number(value)) found(*setting, value);
+    double number = 0;
+    if (finite_number(value, number)) found(*setting, format_double(number));
     return;
   }
+  // A JSON object (a W&B config value): its nested keys are read as text, "entropy_coeff": 0.05. Flattening it
+  // would copy each key's whole path, which a hostile config can make quadratic in its size.
   if (value.empty() || value.front() != '{' || value.size() > MAX_CONFIG_VALUE) return;
-  // Cheap refusal first: most config values name no setting.
-  bool mentions = false;
-  for (const SettingInfo& setting : dictionary.settings()) {
-    for (const std::string& alias : setting.aliases) mentions = mentions || value.find(alias) != std::string_view::npos;
-  }
-  if (!mentions) return;
-  FlatRecord record;
-  ParseError error;
-  if (!parse_flat_object(value, record, error)) return;
-  for (const FlatField& f : record.fields) {
-    if (f.kind != ValueKind::number || !std::isfinite(f.number)) continue;
-    const SettingInfo* setting = dictionary.setting_for_key(record.key(f));
-    if (setting == nullptr) continue;
-    found(*setting, format_double(f.number));
-  }
+  find_settings_in_text(value, dictionary, found);
 }
 
 }  // namespace rldk::io
