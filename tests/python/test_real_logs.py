@@ -29,11 +29,6 @@ KNOWN_GAPS = {
         "entropy_collapse": "entropy falls to 23% of its start within 15 steps; the healthy-range bound is 10% "
                             "(healthy verl runs fall to 6-20% over a whole run), and no detector judges the speed",
     },
-    "unsloth_dpo_llama3_8b_pku_lr2e_4_chosen_drop": {
-        "reward_collapse": "labeled from rewards/chosen (beta x the chosen log-ratio: -2 by step 10), which needs "
-                           "beta to be judged in nats; the per-batch chosen log-prob (-110 to -300) stays inside "
-                           "its batch noise until it reaches twice its start at step 64",
-    },
     "trl_ppo_distilgpt2_chess_kl_blowup_entropy_collapse": {
         "kl_blowup": "TRL PPO logs the KL per sequence (objective/kl, summed over 6-token responses: 1 -> 16 nats) and "
                      "no response length, so no per-token bound applies; the KL detectors read a per-token KL or "
