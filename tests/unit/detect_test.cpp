@@ -13,6 +13,26 @@
 namespace rldk {
 namespace {
 
+// One metric's points as a run (one segment), and a scan of that run by one catalog detector alone.
+rldk::Run one_metric_run(const std::string& name, const std::vector<int64_t>& steps, const std::vector<double>& values) {
+  rldk::Run run;
+  Series& s = run.series[name];
+  s.name = name;
+  s.steps = steps;
+  s.values = values;
+  s.wall_times.assign(steps.size(), NAN);
+  s.segments.assign(steps.size(), 0);
+  return run;
+}
+
+std::vector<Finding> scan_with(const DetectorSpec& spec, const rldk::Run& run) {
+  DetectorCatalog one;
+  one.detectors.push_back(spec);
+  ScanOptions options;
+  options.catalog = &one;
+  return scan_run(run, options).findings;
+}
+
 TEST(DetectorCatalog, BuiltinParsesAndCoversEveryFaultType) {
   const DetectorCatalog& catalog = builtin_detector_catalog();
   ASSERT_FALSE(catalog.detectors.empty());
@@ -446,24 +466,17 @@ TEST(Scan, PreferenceLossClimbingBackIsFoundOnlyInAPreferenceRun) {
 TEST(Scan, EntropyRiseIsOneSeverityLowerWithAnEntropyBonus) {
   const DetectorSpec* spec = builtin_detector_catalog().find("entropy_above_start");
   ASSERT_NE(spec, nullptr);
-  rldk::Run run;
-  Series s;
-  s.name = "policy/entropy";
+  std::vector<int64_t> steps;
+  std::vector<double> entropy;
   for (int i = 1; i <= 100; ++i) {
-    s.steps.push_back(i);
-    s.values.push_back((i < 40 ? 0.1 : 0.25) * (1 + 0.02 * std::sin(i * 1.3)));
+    steps.push_back(i);
+    entropy.push_back((i < 40 ? 0.1 : 0.25) * (1 + 0.02 * std::sin(i * 1.3)));
   }
-  s.wall_times.assign(s.steps.size(), NAN);
-  s.segments.assign(s.steps.size(), 0);
-  run.series[s.name] = s;
-  DetectorCatalog one;
-  one.detectors.push_back(*spec);
-  ScanOptions options;
-  options.catalog = &one;
+  rldk::Run run = one_metric_run("policy/entropy", steps, entropy);
   auto severity_with = [&](const char* coeff) {
     run.meta.clear();
     if (coeff != nullptr) run.meta["setting.entropy_coeff"] = coeff;
-    auto findings = scan_run(run, options).findings;
+    auto findings = scan_with(*spec, run);
     return findings.size() == 1 ? findings[0] : Finding{};
   };
   Finding bonus = severity_with("0.05");
@@ -478,20 +491,12 @@ TEST(Scan, EntropyRiseIsOneSeverityLowerWithAnEntropyBonus) {
 TEST(Scan, RestartResetsInsteadOfAlarming) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);
-  rldk::Run run;
-  Series s;
-  s.name = "policy/kl";
   // 300 steps at 0.05, then the trainer restarts from step 100 at a different (new-config) level.
-  for (int i = 1; i <= 300; ++i) s.steps.push_back(i), s.values.push_back(0.05 + 0.001 * std::sin(i));
-  for (int i = 100; i <= 400; ++i) s.steps.push_back(i), s.values.push_back(0.08 + 0.001 * std::sin(i));
-  s.wall_times.assign(s.steps.size(), NAN);
-  s.segments.assign(s.steps.size(), 0);
-  run.series["policy/kl"] = s;
-  DetectorCatalog one;
-  one.detectors.push_back(*spec);
-  ScanOptions options;
-  options.catalog = &one;
-  EXPECT_TRUE(scan_run(run, options).findings.empty());
+  std::vector<int64_t> steps;
+  std::vector<double> kl;
+  for (int i = 1; i <= 300; ++i) steps.push_back(i), kl.push_back(0.05 + 0.001 * std::sin(i));
+  for (int i = 100; i <= 400; ++i) steps.push_back(i), kl.push_back(0.08 + 0.001 * std::sin(i));
+  EXPECT_TRUE(scan_with(*spec, one_metric_run("policy/kl", steps, kl)).empty());
 }
 
 // Two logged names that mean one metric (a record with both train/grad_norm and actor/grad_norm) put two points at
