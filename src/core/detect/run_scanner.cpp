@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "io/lenient_json.h"
 #include "model/json_text.h"
 #include "rldk/metric_dictionary.h"
 #include "stats/robust.h"
@@ -207,6 +208,13 @@ const RunScanner::Metric* RunScanner::find(const std::string& name) const {
     if (m.name == name) return &m;
   }
   return nullptr;
+}
+
+void RunScanner::meta(const std::string& key, const std::string& value) {
+  double number = 0;
+  if (key.rfind(SETTING_META_PREFIX, 0) == 0 && io::parse_number(value, number)) {
+    settings_[key.substr(SETTING_META_PREFIX.size())] = number;
+  }
 }
 
 void RunScanner::restart() {

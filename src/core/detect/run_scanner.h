@@ -38,8 +38,9 @@ class RunScanner {
   // A new segment begins: the trainer resumed or restarted, and steps start again from a lower one.
   void restart();
   void point(uint32_t metric, int64_t step, double value);
-  // A training setting the source printed (the run meta's setting.<name>); the last value given wins.
-  void setting(const std::string& name, double value) { settings_[name] = value; }
+  // A run meta entry: a training setting the source printed (setting.<name>) is kept, the last value given winning;
+  // other entries are not the scan's.
+  void meta(const std::string& key, const std::string& value);
   // False once a point came after later steps of its segment while the scanner was already streaming: its result
   // would not be the run's, and the caller must scan the whole run (scan_run) instead.
   bool in_step_order() const { return planned_ ? ordered_ : true; }

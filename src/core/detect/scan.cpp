@@ -85,12 +85,7 @@ RunScan scan_run(const Run& run, const ScanOptions& options) { return scan_whole
 
 SourceScan scan_whole_run(const Run& run, const ScanOptions& options) {
   detect::RunScanner scanner(options, run.run_id, run.source.path);
-  for (const auto& [key, value] : run.meta) {
-    double number = 0;
-    if (key.rfind(SETTING_META_PREFIX, 0) == 0 && io::parse_number(value, number)) {
-      scanner.setting(key.substr(SETTING_META_PREFIX.size()), number);
-    }
-  }
+  for (const auto& [key, value] : run.meta) scanner.meta(key, value);
   detect::replay(run, scanner);
   SourceScan out;
   out.scan = scanner.finish();

@@ -7,8 +7,6 @@
 #include <vector>
 
 #include "detect/run_scanner.h"
-#include "io/lenient_json.h"
-#include "rldk/metric_dictionary.h"
 #include "rldk/reader.h"
 #include "rldk/scan.h"
 
@@ -33,11 +31,7 @@ class ScanSink final : public PointSink {
     slot.scanner->point(slot.ids[metric], point.step, point.value);
   }
   void on_meta(uint32_t run, const std::string& key, const std::string& value) override {
-    double number = 0;
-    if (run < runs_.size() && runs_[run].scanner && key.rfind(SETTING_META_PREFIX, 0) == 0 &&
-        io::parse_number(value, number)) {
-      runs_[run].scanner->setting(key.substr(SETTING_META_PREFIX.size()), number);
-    }
+    if (run < runs_.size() && runs_[run].scanner) runs_[run].scanner->meta(key, value);
   }
 
   // False when some run's points came out of step order after its planning: the source must be scanned whole.
