@@ -230,15 +230,18 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
     // The bound is the fault only once its progress metric moved: without a required `progress` input and a
     // progress_min_sigma > 0 it could never fire, and a run that does not log the metric must list it as skipped.
     bool required_progress = false;
-    for (size_t r = 1; r < d.required_inputs; ++r) required_progress = required_progress || d.inputs[r].first == "progress";
+    for (size_t r = 1; r < d.required_inputs; ++r) {
+      required_progress = required_progress || d.inputs[r].first == "progress";
+    }
     if (!required_progress || !(d.param("progress_min_sigma", 0) > 0)) {
       return catalog_error(origin, node["progress"],
                            "progress: required needs a `progress` role under inputs: and progress_min_sigma > 0");
     }
   }
   if (YAML::Node levels = node["levels"]) {
-    if (d.kind != "bound" || !levels.IsMap() || !levels["warning"] || !parse_value(levels["warning"], d.level_warning) ||
-        (levels["critical"] && !parse_value(levels["critical"], d.level_critical))) {
+    bool warning = levels.IsMap() && levels["warning"] && parse_value(levels["warning"], d.level_warning);
+    bool critical = !levels.IsMap() || !levels["critical"] || parse_value(levels["critical"], d.level_critical);
+    if (d.kind != "bound" || !warning || !critical) {
       return catalog_error(origin, levels, "levels is for bound detectors: {warning: <number>, critical: <number>}");
     }
   }
@@ -270,8 +273,10 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
     d.eased_by_setting = eased["setting"].as<std::string>();
     d.eased_by_note = eased["note"].as<std::string>();
     const auto& settings = dict.settings();
-    if (std::none_of(settings.begin(), settings.end(), [&](const SettingInfo& s) { return s.name == d.eased_by_setting; })) {
-      return catalog_error(origin, eased["setting"], "unknown setting '" + d.eased_by_setting + "' (data/metrics.yaml settings)");
+    auto named = [&](const SettingInfo& s) { return s.name == d.eased_by_setting; };
+    if (std::none_of(settings.begin(), settings.end(), named)) {
+      return catalog_error(origin, eased["setting"],
+                           "unknown setting '" + d.eased_by_setting + "' (data/metrics.yaml settings)");
     }
   }
   if (d.kind == "threshold" && d.conditions.empty()) return catalog_error(origin, node, "threshold needs 'when'");

@@ -174,7 +174,10 @@ const std::vector<std::string>* kind_parameters(const std::string& kind) {
 const std::vector<KindOption>& kind_options(const std::string& kind) {
   static const std::map<std::string, std::vector<KindOption>> table = {
       {"level_shift",
-       {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}, {"onset", {"shift", "ramp"}}, {"warmup_level", {"median", "line_end"}}}},
+       {{"direction", DIRECTIONS},
+        {"transform", TRANSFORMS},
+        {"onset", {"shift", "ramp"}},
+        {"warmup_level", {"median", "line_end"}}}},
       {"spike", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}}},
       {"controller", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}}},
       {"drift", {{"direction", DIRECTIONS}}},

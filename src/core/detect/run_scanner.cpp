@@ -489,7 +489,9 @@ RunScan RunScanner::finish() {
       by_id[h.metric]->segments.push_back(segment);
     }
     held_.clear();
-    for (const auto& [name, value] : settings_) run.meta[std::string(SETTING_META_PREFIX) + name] = format_double(value);
+    for (const auto& [name, value] : settings_) {
+      run.meta[std::string(SETTING_META_PREFIX) + name] = format_double(value);
+    }
     replayed_ = std::make_unique<SourceScan>(scan_whole_run(run, options_));
     return std::move(replayed_->scan);
   }

@@ -12,7 +12,8 @@
 // {...}") or holding text, booleans, token ids or paths; environment and command lines (RAY_DEDUP_LOGS=0 python3 ...);
 // the HF Trainer's closing summary goes to the run's meta (summary.*). None is a value that was not computed, never a
 // NaN; training settings printed there (a config dump's 'entropy_coeff': 0.05, a command line's overrides) go to the
-// run's meta as setting.<name> (run_settings.h). One shape's records become the steps (see ShapeChooser in console_choice.h); `rldk info` says which and why.
+// run's meta as setting.<name> (run_settings.h). One shape's records become the steps (see ShapeChooser in
+// console_choice.h); `rldk info` says which and why.
 //
 // HF dicts carry no step: it is the training tqdm counter that precedes them, or for buffered output the log call x
 // the logging interval, else epoch x steps per epoch, else the log call index (see HfSteps), recorded in the run's
@@ -148,7 +149,8 @@ class ConsoleFormat final : public LineFormat {
     // Settings are printed in config dumps and command lines (a YAML dump's "entropy_coeff: 0.05" reads like a
     // stepless key: value record), not in the lines that carry the steps.
     // Lines held as part of a metric shape (an HF dict waiting for its step, a tqdm redraw) are not settings either.
-    bool stepless_text = match.kind == Match::Kind::record && match.from == StepFrom::none && splits_stepless(match.shape);
+    bool stepless_text =
+        match.kind == Match::Kind::record && match.from == StepFrom::none && splits_stepless(match.shape);
     if (match.kind == Match::Kind::none || match.kind == Match::Kind::config || stepless_text) {
       find_settings_in_text(s, dictionary, [this](const SettingInfo& setting, std::string_view value) {
         context_.emitter.meta("", std::string(SETTING_META_PREFIX) + setting.name, value);

@@ -174,7 +174,8 @@ std::string info_text(const std::vector<RunSummary>& runs) {
     // Training settings the detectors read as context (data/metrics.yaml settings).
     std::string settings;
     for (const auto& [key, value] : run.meta) {
-      if (key.rfind(SETTING_META_PREFIX, 0) == 0) settings += (settings.empty() ? "" : ", ") + key.substr(SETTING_META_PREFIX.size()) + " " + value;
+      if (key.rfind(SETTING_META_PREFIX, 0) != 0) continue;
+      settings += (settings.empty() ? "" : ", ") + key.substr(SETTING_META_PREFIX.size()) + " " + value;
     }
     if (!settings.empty()) out += "  settings  " + settings + "\n";
     size_t width = 6;
