@@ -326,9 +326,8 @@ class Bound final : public Detector {
   // detector's episodes, each of which becomes one severity lower and says so.
   void judge_progress() {
     double start = NaN, now = NaN;
-    if (!(progress_min_sigma_ > 0)) return;
-    const Progress& progress = progress_.seen > 0 ? progress_ : progress_down_;
-    if (progress_required_) return;  // judged when each episode was confirmed
+    if (!(progress_min_sigma_ > 0) || progress_required_) return;  // required: judged as each episode opened
+    const Progress& progress = active_progress();
     if (!progress.input || !progress.moved(progress_min_sigma_, start, now, scratch_)) return;
     const std::string& name = metric_names[progress.input];
     for (Finding& f : findings_) {
@@ -352,7 +351,7 @@ class Bound final : public Detector {
   // reward spread that vanished as the reward climbed to its top is saturation; one that vanished at a floor is
   // another fault, judged elsewhere.
   bool progress_so_far() {
-    const Progress& progress = progress_.seen > 0 ? progress_ : progress_down_;
+    const Progress& progress = active_progress();
     if (!progress.input || !progress.moved(progress_min_sigma_, required_start_, required_now_, scratch_)) return false;
     required_name_ = metric_names[progress.input];
     required_sign_ = progress.sign;
@@ -430,6 +429,8 @@ class Bound final : public Detector {
   double resolved_min_ratio_ = 0;
   int64_t last_step_ = 0;
   size_t segment_findings_ = 0;  // findings before this segment (a restart) are not judged again
+  // The reward when the run logs one, else the loss (a `progress_down` input).
+  const Progress& active_progress() const { return progress_.seen > 0 ? progress_ : progress_down_; }
   Progress progress_, progress_down_;
   RingWindow history_;
   Episode episode_;

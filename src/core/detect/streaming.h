@@ -92,8 +92,7 @@ class AdaptiveReference {
       // where it ended, with the noise around its line: its median lags, and its spread is the move, not noise.
       double slope = 0;
       line(0, level_, slope);
-      double last = static_cast<double>(warm_.size() - 1);
-      for (size_t i = 0; i < warm_.size(); ++i) warm_[i] -= level_ - slope * (last - static_cast<double>(i));
+      subtract_line(level_, slope);
       median_and_sigma(warm_, median, sigma);
       level_ += median;
     } else {
@@ -157,8 +156,12 @@ class AdaptiveReference {
     double end_all = 0, slope_all = 0;
     line(0, end_all, slope_all);
     line(warm_.size() / 2, level_, trend_);
+    subtract_line(end_all, slope_all);
+  }
+  // Replaces warm_ with its residuals around the line that ends at end_value with this slope.
+  void subtract_line(double end_value, double slope) {
     double last = static_cast<double>(warm_.size() - 1);
-    for (size_t i = 0; i < warm_.size(); ++i) warm_[i] -= end_all - slope_all * (last - static_cast<double>(i));
+    for (size_t i = 0; i < warm_.size(); ++i) warm_[i] -= end_value - slope * (last - static_cast<double>(i));
   }
   int warmup_ = 30;
   double rate_ = 0.02, trend_rate_ = 0.0;
