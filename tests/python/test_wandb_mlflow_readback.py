@@ -91,6 +91,8 @@ def log_mlflow(mlflow, tracking_uri):
     mlflow.set_experiment("rldk-readback")
     with mlflow.start_run(run_name="grpo-readback"):
         mlflow.log_params({"learning_rate": 1e-6, "beta": 0.04, "actor.entropy_coef": 0.01})
+        # A tag named like a setting is a note about the run, not its setting: the param's value is the one read.
+        mlflow.set_tag("entropy_coef", "0.5")
         for i, step in enumerate(STEPS):
             mlflow.log_metrics({name: values[i] for name, values in LOGGED.items()}, step=step)
 

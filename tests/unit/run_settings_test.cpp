@@ -36,6 +36,8 @@ TEST(RunSettings, EveryWayAConfigPrintsAKey) {
   EXPECT_EQ(settings_in_text("{\"entropy_loss_coef\": 0.01}"), Found{"entropy_coeff=0.01"});
   EXPECT_EQ(settings_in_text("train.py --entropy_loss_coef 0.02 --lr 1e-6"), Found{"entropy_coeff=0.02"});
   EXPECT_EQ(settings_in_text("ent_coef = '0.0'"), Found{"entropy_coeff=0"});
+  // In any case, as meta keys are matched.
+  EXPECT_EQ(settings_in_text("ENTROPY_COEF=0.02 Entropy_Coeff: 0.03"), (Found{"entropy_coeff=0.02", "entropy_coeff=0.03"}));
 }
 
 // Reported in the order printed, so the last value on a line is the one that stays; a number printed with a

@@ -178,8 +178,9 @@ Result<uint32_t> read_mlflow_run_dir(const std::string& path, const ReadOptions&
   if (!name.empty()) emitter.meta({}, "mlflow_run_name", name);
   std::string experiment = yaml_value(meta, "experiment_id");
   if (!experiment.empty()) emitter.meta({}, "mlflow_experiment_id", experiment);
-  read_key_values(dir / "params", "params.", emitter);
+  // Tags before params: a run's settings come from its params, and a setting read twice keeps the last value.
   read_key_values(dir / "tags", "tags.", emitter);
+  read_key_values(dir / "params", "params.", emitter);
   emitter.meta_all("format_detail", "mlflow file store (" + std::to_string(files.size()) + " metrics)");
   return emitter.runs();
 }
@@ -241,8 +242,9 @@ Result<uint32_t> read_mlflow_sqlite(const std::string& path, const ReadOptions& 
   };
   meta_query("SELECT run_uuid, 'mlflow_run_name', name FROM runs ORDER BY run_uuid", "");
   meta_query("SELECT run_uuid, 'mlflow_experiment_id', experiment_id FROM runs ORDER BY run_uuid", "");
-  meta_query("SELECT run_uuid, key, value FROM params ORDER BY run_uuid, key", "params.");
+  // Tags before params, as in the file store: a setting read twice keeps the last value, the param's.
   meta_query("SELECT run_uuid, key, value FROM tags WHERE key NOT LIKE 'mlflow.%' ORDER BY run_uuid, key", "tags.");
+  meta_query("SELECT run_uuid, key, value FROM params ORDER BY run_uuid, key", "params.");
   emitter.meta_all("format_detail", "mlflow sqlite store (" + std::to_string(row) + " metric rows)");
   return emitter.runs();
 }

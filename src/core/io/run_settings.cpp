@@ -1,6 +1,7 @@
 #include "io/run_settings.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <vector>
 
@@ -41,6 +42,17 @@ std::string_view value_after_key(std::string_view text, size_t pos, bool command
   return text.substr(begin, pos - begin);
 }
 
+// Where `alias` (lower case, as the dictionary holds it) next occurs in `text` from `from` on, in any case: meta keys
+// are matched folded (MetricDictionary::setting_for_key), so a printed Entropy_Coeff is the same key.
+size_t find_folded(std::string_view text, std::string_view alias, size_t from) {
+  if (from > text.size()) return std::string_view::npos;
+  auto same = [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
+  };
+  auto at = std::search(text.begin() + static_cast<std::ptrdiff_t>(from), text.end(), alias.begin(), alias.end(), same);
+  return at == text.end() ? std::string_view::npos : static_cast<size_t>(at - text.begin());
+}
+
 bool finite_number(std::string_view text, double& value) {
   return !text.empty() && parse_number(text, value) && std::isfinite(value);
 }
@@ -57,7 +69,7 @@ void find_settings_in_text(std::string_view text, const MetricDictionary& dictio
   std::vector<Hit> hits;
   for (const SettingInfo& setting : dictionary.settings()) {
     for (const std::string& alias : setting.aliases) {
-      for (size_t at = text.find(alias); at != std::string_view::npos; at = text.find(alias, at + 1)) {
+      for (size_t at = find_folded(text, alias, 0); at != std::string_view::npos; at = find_folded(text, alias, at + 1)) {
         if (at > 0 && identifier_char(text[at - 1])) continue;
         size_t end = at + alias.size();
         if (end < text.size() && identifier_char(text[end])) continue;

@@ -56,7 +56,9 @@ Result<std::shared_ptr<MetricDictionary>> MetricDictionary::from_yaml(std::strin
       setting.name = node["name"].as<std::string>();
       setting.description = node["description"].as<std::string>();
       setting.aliases = string_list(node["aliases"]);
-      for (const auto& alias : setting.aliases) {
+      for (auto& alias : setting.aliases) {
+        // Keys are matched in any case (setting_for_key, io::find_settings_in_text): aliases are held lower-cased.
+        for (char& c : alias) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         auto [it, inserted] = dict->setting_by_alias_.emplace(alias, dict->settings_.size());
         if (!inserted) {
           return Error{ErrorCode::invalid_argument,
