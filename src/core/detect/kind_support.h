@@ -132,6 +132,7 @@ std::unique_ptr<Detector> make_steady_trend(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_drawdown(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_rebound(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_constant(const DetectorSpec& spec);
+std::unique_ptr<Detector> make_floor(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_ceiling(const DetectorSpec& spec);
 
 }  // namespace rldk::detect

@@ -42,6 +42,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"drawdown", {"smooth", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
       {"rebound", {"smooth", "min_ratio", "min_rise", "min_sigma", "min_points", "max_gap", "history"}},
       {"constant", {"min_points", "max_spread", "relative_spread"}},
+      {"floor", {"min_points", "min_share", "min_before", "min_drop", "max_spread", "relative_spread"}},
       {"ceiling", {"min_points", "min_share"}},
       {"non_finite", {}},
   };
@@ -211,7 +212,7 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
       {"schedule_jump", make_schedule_jump}, {"heldout_decline", make_heldout_decline},
       {"bound", make_bound},             {"steady_trend", make_steady_trend},
       {"drawdown", make_drawdown},       {"rebound", make_rebound},
-      {"constant", make_constant},       {"ceiling", make_ceiling},
+      {"constant", make_constant},       {"floor", make_floor},       {"ceiling", make_ceiling},
   };
   auto it = factories.find(spec.kind);
   return it == factories.end() ? nullptr : it->second(spec);  // non_finite is run by the scan driver
