@@ -33,6 +33,40 @@ std::vector<Finding> scan_with(const DetectorSpec& spec, const rldk::Run& run) {
   return scan_run(run, options).findings;
 }
 
+// A run none of whose metrics rldk knows is judged on its non-finite values alone, and the scan says so; a run with
+// one known metric is judged and gets no such note.
+TEST(RunScan, SaysWhenNoDetectorCouldJudgeTheRun) {
+  std::vector<int64_t> steps = {1, 2, 3, 4, 5};
+  auto unknown = scan_run(one_metric_run("nnodes", steps, {1, 1, 1, 1, 1}));
+  ASSERT_EQ(unknown.notes.size(), 1u);
+  EXPECT_NE(unknown.notes[0].find("No detector could judge this run"), std::string::npos) << unknown.notes[0];
+  EXPECT_NE(unknown.notes[0].find("nnodes"), std::string::npos) << unknown.notes[0];
+  auto known = scan_run(one_metric_run("policy/kl", steps, {0.01, 0.02, 0.02, 0.03, 0.03}));
+  EXPECT_TRUE(known.notes.empty());
+}
+
+// A reward that fell to its lowest level and sat there to the end, on a negative scale where a drawdown from |best|
+// is ill-defined (a real verl run: -0.68 at step 1, the floor score -1 from step 11 on); a reward that saturates at
+// its top, or one that sits low from the first step without falling, is not at a floor it fell to.
+TEST(FloorKind, RewardFallenToItsFloorAndStayed) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("reward_at_floor");
+  ASSERT_NE(spec, nullptr);
+  std::vector<int64_t> steps;
+  std::vector<double> collapsed, saturated, low_from_start;
+  for (int i = 0; i < 60; ++i) {
+    steps.push_back(i + 1);
+    collapsed.push_back(i < 10 ? -0.68 - 0.03 * i : -1.0);
+    saturated.push_back(i < 10 ? 0.1 * i : 0.99);
+    low_from_start.push_back(i % 20 == 5 ? 0.0 : -1.0);
+  }
+  auto found = scan_with(*spec, one_metric_run("reward/mean", steps, collapsed));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].onset_step, 11);
+  EXPECT_EQ(found[0].end_step, 60);
+  EXPECT_TRUE(scan_with(*spec, one_metric_run("reward/mean", steps, saturated)).empty());
+  EXPECT_TRUE(scan_with(*spec, one_metric_run("reward/mean", steps, low_from_start)).empty());
+}
+
 TEST(DetectorCatalog, BuiltinParsesAndCoversEveryFaultType) {
   const DetectorCatalog& catalog = builtin_detector_catalog();
   ASSERT_FALSE(catalog.detectors.empty());

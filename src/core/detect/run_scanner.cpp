@@ -465,6 +465,23 @@ void RunScanner::explain_grpo_loss(RunScan& scan) const {
   scan.notes.emplace_back(text);
 }
 
+// A log none of whose metrics rldk knows (a build log's key=value lines, a trainer's own names) is judged on its
+// non-finite values alone: say so, or "no findings" reads as a healthy run.
+void RunScanner::explain_nothing_judged(RunScan& scan, const std::set<std::string>& areas_checked) const {
+  if (metrics_.empty() || std::any_of(areas_checked.begin(), areas_checked.end(),
+                                      [](const std::string& area) { return area != "numerics"; })) {
+    return;
+  }
+  std::string names;
+  for (size_t i = 0; i < metrics_.size() && i < 6; ++i) names += (i ? ", " : "") + metrics_[i].name;
+  if (metrics_.size() > 6) names += ", ...";
+  scan.notes.push_back("No detector could judge this run: none of its " + std::to_string(metrics_.size()) +
+                       " metrics (" + names + ") is one rldk reads as a training metric (docs/metrics.md lists the "
+                       "names it knows), so only non-finite values were checked, and the absence of findings says "
+                       "nothing about how training went. If this is a training log, check with rldk info which lines "
+                       "were read as its metrics.");
+}
+
 RunScan RunScanner::finish() {
   if (!planned_ && !ordered_) {
     // Points out of step order within a segment (a file sorted by metric): the whole run is held, so replay it
@@ -552,6 +569,7 @@ RunScan RunScanner::finish() {
   });
   merge_same_fault(scan.findings);
   explain_grpo_loss(scan);
+  explain_nothing_judged(scan, areas_checked);
   scan.health = health_scores(scan.findings, {areas_checked.begin(), areas_checked.end()}, scan.first_step,
                               scan.last_step);
   return scan;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,7 @@ class RunScanner {
   void flush();
   void report_non_finite(const DetectorSpec& spec, std::vector<Finding>& out) const;
   void explain_grpo_loss(RunScan& scan) const;
+  void explain_nothing_judged(RunScan& scan, const std::set<std::string>& areas_checked) const;
   const Metric* find(const std::string& name) const;
   void apply_settings(const DetectorSpec& spec, Finding& f) const;
 
