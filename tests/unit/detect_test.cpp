@@ -2,9 +2,8 @@
 // finding of its fault type, the quiet ones none), the streaming primitives' numerics, episodes and templates.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include <cmath>
+#include <random>
 
 #include "detect/kinds.h"
 #include "detect/streaming.h"
@@ -65,6 +64,26 @@ TEST(FloorKind, RewardFallenToItsFloorAndStayed) {
   EXPECT_EQ(found[0].end_step, 60);
   EXPECT_TRUE(scan_with(*spec, one_metric_run("reward/mean", steps, saturated)).empty());
   EXPECT_TRUE(scan_with(*spec, one_metric_run("reward/mean", steps, low_from_start)).empty());
+}
+
+// A KL level shift is judged by the level it moved to: a shift from 0.04 to 0.12 nats with one batch at 2.6 inside
+// it stayed in the healthy band (below 0.3), so it is a note; the batch is kl_spike's to report.
+TEST(RunScan, AShiftInsideTheHealthyRangeIsANoteWhateverOneBatchDid) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
+  ASSERT_NE(spec, nullptr);
+  std::vector<int64_t> steps;
+  std::vector<double> kl;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  for (int i = 0; i < 300; ++i) {
+    steps.push_back(i + 1);
+    kl.push_back((i < 150 ? 0.04 : 0.12) * std::exp(noise(rng)));
+  }
+  kl[220] = 2.6;
+  auto found = scan_with(*spec, one_metric_run("policy/kl", steps, kl));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::info) << found[0].explanation;
+  EXPECT_NE(found[0].explanation.find("stayed inside the healthy range"), std::string::npos) << found[0].explanation;
 }
 
 TEST(DetectorCatalog, BuiltinParsesAndCoversEveryFaultType) {

@@ -37,10 +37,11 @@ void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
   const MetricInfo* info = MetricDictionary::builtin().find(f.metric);
   if (info == nullptr) return;
   std::string direction = spec.option("direction", "both");
+  // A shift is judged by the level it moved to, not by its most extreme point: one batch's KL of 2.6 inside a
+  // shift from 0.04 to 0.12 nats is a spike (kl_spike judges it), and the level stayed healthy. A finding without a
+  // level is judged by its peak.
   auto level = f.evidence.find("level");
   double reached = level != f.evidence.end() && std::isfinite(level->second) ? level->second : f.peak_value;
-  reached = direction == "up" ? std::max(reached, f.peak_value) : direction == "down" ? std::min(reached, f.peak_value)
-                                                                                        : reached;
   auto baseline = f.evidence.find("baseline");
   bool spike = spec.kind == "spike" && baseline != f.evidence.end() && std::isfinite(baseline->second);
   if (spike) reached = baseline->second;
