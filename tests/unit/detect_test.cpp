@@ -66,10 +66,10 @@ TEST(FloorKind, RewardFallenToItsFloorAndStayed) {
   EXPECT_TRUE(scan_with(*spec, one_metric_run("reward/mean", steps, low_from_start)).empty());
 }
 
-// A KL level shift is judged by the level it moved to: a shift from 0.04 to 0.12 nats with one batch at 2.6 inside
-// it stayed in the healthy band (below 0.3), so it is a note; the batch is kl_spike's to report.
+// A KL drift is judged by the level it moved to: a move from 0.04 to 0.12 nats with one batch at 2.6 inside it
+// stayed in the healthy band (below 0.3), so it is a note; the batch is kl_spike's to report.
 TEST(RunScan, AShiftInsideTheHealthyRangeIsANoteWhateverOneBatchDid) {
-  const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_drift");
   ASSERT_NE(spec, nullptr);
   std::vector<int64_t> steps;
   std::vector<double> kl;
@@ -82,6 +82,7 @@ TEST(RunScan, AShiftInsideTheHealthyRangeIsANoteWhateverOneBatchDid) {
   kl[220] = 2.6;
   auto found = scan_with(*spec, one_metric_run("policy/kl", steps, kl));
   ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].peak_value, 2.6);
   EXPECT_EQ(found[0].severity, Severity::info) << found[0].explanation;
   EXPECT_NE(found[0].explanation.find("stayed inside the healthy range"), std::string::npos) << found[0].explanation;
 }
