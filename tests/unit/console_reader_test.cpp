@@ -251,6 +251,28 @@ TEST(ConsoleConfig, SettingsPrintedLikeMetricsStayOut) {
   }
 }
 
+// Stepless prints whose names do not repeat are settings and test output, not a series: a course notebook's
+// "Learning rate: 5e-06", "Max new tokens: 400" and reward unit tests ("Reward: 0.20 (expected: 0.15-0.25)") are
+// no training run. Stepless lines that repeat their names every time are one, numbered 1, 2, ...
+TEST(ConsoleConfig, SteplessPrintsWhoseNamesDoNotRepeatAreNoSeries) {
+  const std::string prints =
+      "Learning rate: 5e-06\n"
+      "Max new tokens: 400\n"
+      "Total training steps: 465\n"
+      "Vocabulary size: 151665\n"
+      "Reward: 0.20 (expected: 0.15-0.25)\n"
+      "Correct answer: 8.0\n"
+      "Reward: 1.15\n"
+      "Batch size: 8\n"
+      "Warmup ratio: 0.1\n";
+  ReadOutput none = read_text(prints, "lab.log");
+  EXPECT_EQ(none.points, 0u) << none.detail;
+  EXPECT_NE(none.detail.find("names not repeated"), std::string::npos) << none.detail;
+  ReadOutput series = read_text("loss: 0.5, reward: 0.1\nloss: 0.4, reward: 0.2\nloss: 0.3, reward: 0.4\n", "train.log");
+  const rldk::Run& run = only_run(series);
+  expect_all(run, {{"reward/mean", {1, 2, 3}, {0.1, 0.2, 0.4}}, {"train/loss", {1, 2, 3}, {0.5, 0.4, 0.3}}});
+}
+
 TEST(ConsoleConfig, NoneIsAValueNotComputedNeverANaN) {
   ReadOutput out = read_text("{'loss': 0.5, 'grad_norm': None, 'epoch': 0.1}\n", "train.log");
   const rldk::Run& run = only_run(out);

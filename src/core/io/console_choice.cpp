@@ -51,6 +51,13 @@ bool ShapeChooser::weak(size_t slot) const {
   return !carries_step(slot) || shape_of(slot) == Shape::tqdm_postfix;
 }
 
+// A stepless free-text shape is a series only when it repeats, and repeats its names (ShapeChoiceOptions).
+bool ShapeChooser::repeats(size_t slot) const {
+  if (!splits_stepless(shape_of(slot)) || carries_step(slot)) return true;
+  const Stats& s = stats_[slot];
+  return s.records >= options_.min_stepless_records && s.top_key_records * 2 >= s.records;
+}
+
 // Strictly better: carries its step, is not weak, has more distinct metrics, more lines, came first.
 bool ShapeChooser::better(size_t a, size_t b) const {
   if (carries_step(a) != carries_step(b)) return carries_step(a);
@@ -67,10 +74,9 @@ size_t ShapeChooser::leader(bool final) const {
   for (size_t slot = 0; slot < SLOTS; ++slot) {
     const Stats& s = stats_[slot];
     if (s.records == 0) continue;
-    // At the end, a free-text shape without steps that was printed once is a setting, not a series.
-    if (final && splits_stepless(shape_of(slot)) && !carries_step(slot) && s.records < options_.min_stepless_records) {
-      continue;
-    }
+    // At the end, a free-text shape without steps that was printed once, or whose names do not repeat, is
+    // settings and prints, not a series.
+    if (final && !repeats(slot)) continue;
     if (best == NONE || better(slot, best)) best = slot;
   }
   return best;
@@ -101,12 +107,16 @@ void ShapeChooser::count(size_t slot, const Match& match, const FlatRecord& reco
     ++s.steps_seen;
     s.last_step = step;
   }
-  if (s.keys.size() >= options_.max_tracked_keys) return;
   for (const auto& f : record.fields) {
     std::string_view key = record.key(f);
     if (roles_.role(key) != FieldRole::metric) continue;
     scratch_.assign(key);
-    if (s.keys.find(scratch_) == s.keys.end()) s.keys.insert(scratch_);
+    auto it = s.keys.find(scratch_);
+    if (it == s.keys.end()) {
+      if (s.keys.size() >= options_.max_tracked_keys) continue;
+      it = s.keys.emplace(scratch_, 0).first;
+    }
+    s.top_key_records = std::max(s.top_key_records, ++it->second);
   }
 }
 
@@ -136,7 +146,8 @@ void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t 
     for (size_t s = 0; s < SLOTS; ++s) any_strong = any_strong || (stats_[s].records > 0 && !weak(s));
     if (!weak(best) && stats_[best].steps_seen >= options_.decide_after_steps) {
       decide(best, line);
-    } else if (weak(best) && !any_strong && stats_[best].records >= options_.decide_weak_after_records) {
+    } else if (weak(best) && !any_strong && stats_[best].records >= options_.decide_weak_after_records &&
+               repeats(best)) {
       decide(best, line);
     }
     return;
@@ -206,8 +217,8 @@ std::string ShapeChooser::describe(size_t slot, bool winner) const {
   if (shape == Shape::openrlhf) phrase = "step from `Global step N`";
   if (from == StepFrom::none && winner) phrase = "no step: numbered 1, 2, ...";
   out += ", " + phrase;
-  if (!winner && !carries_step(slot) && splits_stepless(shape) && s.records < options_.min_stepless_records) {
-    out += ", printed once";
+  if (!winner && !repeats(slot)) {
+    out += s.records < options_.min_stepless_records ? ", printed once" : ", names not repeated";
   }
   return out + ")";
 }
