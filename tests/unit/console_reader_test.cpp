@@ -91,6 +91,20 @@ TEST(ConsoleHf, CutOffDictIsReported) {
   EXPECT_EQ(lines_of(out.diagnostics, "malformed_dict"), std::vector<uint64_t>{2});
 }
 
+// Dicts that display data are not malformed metrics dicts: a dataset row a notebook shows, and a logged dict quoted
+// inside a warning, pass without a diagnostic; a cut-off metrics dict with quoted numbers (recent TRL) is reported.
+TEST(ConsoleHf, DataOnDisplayIsNoMalformedMetricsDict) {
+  ReadOutput out = read_text(
+      "{'question': 'Natalia sold clips to 48 friends', 'prompt': [{'content': 'Respond', 'role': 'system'}, {'c\n"
+      "{'loss': 0.9, 'epoch': 0.1}\n"
+      "{'step': 0, 'agent_id': 'market_maker', 'reward': -0.67} of type {'step': Number, 'agent_id': String}\n"
+      "{'loss': '0.8', 'ep\n"
+      "{'loss': 0.7, 'epoch': 0.3}\n",
+      "train.log");
+  EXPECT_TRUE(has_series(only_run(out), "train/loss", {1, 2}, {0.9, 0.7}));
+  EXPECT_EQ(lines_of(out.diagnostics, "malformed_dict"), std::vector<uint64_t>{4});
+}
+
 // TRL GRPO as a terminal shows it: the training bar redrawn with carriage returns, each dict written through
 // tqdm.write right after the bar reached its step, vLLM generation bars and an evaluation bar in between.
 const std::string TRL_GRPO_TERMINAL =

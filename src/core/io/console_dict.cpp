@@ -39,6 +39,26 @@ size_t dict_start(std::string_view s) {
   return std::string_view::npos;
 }
 
+// A dict whose first value is text, a list or a nested dict displays data (a dataset row a notebook shows, a type
+// warning that quotes a logged dict), it does not report metrics: when it does not parse, that is no malformed
+// metrics dict to report. A quoted number ('0.125', as recent TRL prints values) is a metric value.
+bool displays_data(std::string_view dict) {
+  if (dict.size() < 2 || dict[0] != '{' || (dict[1] != '\'' && dict[1] != '"')) return false;
+  size_t key_end = dict.find(dict[1], 2);
+  if (key_end == std::string_view::npos) return false;
+  size_t at = dict.find_first_not_of(' ', key_end + 1);
+  if (at == std::string_view::npos || dict[at] != ':') return false;
+  at = dict.find_first_not_of(' ', at + 1);
+  if (at == std::string_view::npos) return false;
+  char c = dict[at];
+  if (c == '[' || c == '{') return true;
+  if (c != '\'' && c != '"') return false;
+  size_t value_end = dict.find(c, at + 1);
+  if (value_end == std::string_view::npos) return true;  // text that runs past the line
+  double number = 0;
+  return !parse_number(dict.substr(at + 1, value_end - at - 1), number);
+}
+
 bool has_tqdm_counter(std::string_view s) {
   bool found = false;
   for_each_tqdm_counter(s, [&](const Counter&, size_t, size_t) { found = true; });
@@ -101,6 +121,9 @@ Match DictLines::openrlhf(std::string_view s, uint64_t line, FlatRecord& record)
 bool DictLines::parse(std::string_view text, uint64_t line, FlatRecord& record, std::string_view what) {
   ParseError error;
   if (parse_flat_object(text, record, error)) return true;
+  // Not a malformed metrics dict but data on display: a dataset row, or a whole dict quoted inside a message
+  // ("{'step': 0, 'agent_id': 'market_maker'} of type {...}": it parsed, text values and all, and text follows).
+  if (displays_data(text) || (error.trailing_text && is_config(record))) return false;
   context_.diagnose("malformed_dict", line,
                     std::string(what) + " is malformed at column " + std::to_string(error.offset + 1) + ": " +
                         error.message);

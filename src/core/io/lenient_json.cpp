@@ -686,7 +686,7 @@ bool parse_flat_object(std::string_view text, FlatRecord& out, ParseError& error
   if (ok) {
     parser.skip_space();
     if (!parser.at_end()) {
-      error = {parser.offset(), "unexpected text after the object"};
+      error = {parser.offset(), "unexpected text after the object", true};
       return false;
     }
     return true;

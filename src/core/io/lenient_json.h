@@ -57,6 +57,7 @@ struct FlatRecord {
 struct ParseError {
   size_t offset = 0;
   std::string message;
+  bool trailing_text = false;  // the object itself parsed (and is in the record); text follows it
 };
 
 // A cursor over text; methods return false and fill error() on malformed input. Nesting is limited (MAX_DEPTH) so
