@@ -11,7 +11,8 @@
 
 namespace rldk {
 
-// Writes every point as an EventWriter-format line with its canonical name.
+// Writes every point as an EventWriter-format line with its canonical name, and its restart segment when it is not
+// the first.
 class LongJsonlSink : public PointSink {
  public:
   explicit LongJsonlSink(std::FILE* out) : out_(out) {}

@@ -40,6 +40,24 @@ def test_ingest_round_trip(tmp_path, examples):
         assert again[name].steps.tolist() == original[name].steps.tolist()
 
 
+def test_ingest_keeps_restarts_apart(tmp_path):
+    # A run resumed from an earlier step logs steps 1-2 twice: the events of the second pass carry their segment,
+    # so the two values at one step are told apart, and reading the events back gives the same segments.
+    log = tmp_path / "train.log"
+    log.write_text("".join("{'loss': %s, 'step': %d}\n" % (v, s)
+                           for s, v in [(1, 0.9), (2, 0.8), (3, 0.7), (1, 0.5), (2, 0.4)]))
+    out = tmp_path / "canon.jsonl"
+    subprocess.run([rldk_binary(), "ingest", str(log), "-o", str(out)], check=True)
+    events = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(e["step"], e["value"], e.get("segment", 0)) for e in events] == [
+        (1, 0.9, 0), (2, 0.8, 0), (3, 0.7, 0), (1, 0.5, 1), (2, 0.4, 1)]
+    info = json.loads(subprocess.run([rldk_binary(), "info", "--json", str(out)], capture_output=True, text=True,
+                                     check=True).stdout)
+    (entry,) = info["runs"]
+    assert [(s["first_step"], s["last_step"]) for s in entry["segments"]] == [(1, 3), (1, 2)]
+    assert list(entry["metrics"]) == ["train/loss"]
+
+
 def test_info_json_validates_against_schema(golden_cases, examples):
     jsonschema = __import__("pytest").importorskip("jsonschema")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

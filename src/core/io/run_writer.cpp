@@ -34,6 +34,9 @@ void LongJsonlSink::on_point(uint32_t run, uint32_t metric, const Point& p) {
   line_ += ",\"run_id\":";
   append_json_string(line_, run_ids_[run]);
   line_ += ",\"step\":" + std::to_string(p.step);
+  // After a restart (steps going backwards: a resume, or a second training stage) the same steps come again; the
+  // segment tells their values apart for whoever reads the events (rldk recomputes it, data/metrics.yaml ignores it).
+  if (p.segment > 0) line_ += ",\"segment\":" + std::to_string(p.segment);
   if (std::isfinite(p.wall_time)) line_ += ",\"time\":" + io::json_time_value(p.wall_time);
   line_ += ",\"value\":";
   append_double(line_, p.value);
