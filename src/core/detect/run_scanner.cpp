@@ -466,8 +466,8 @@ void RunScanner::explain_grpo_loss(RunScan& scan) const {
   scan.notes.emplace_back(text);
 }
 
-// A log none of whose metrics rldk knows (a build log's key=value lines, a trainer's own names) is judged on its
-// non-finite values alone: say so, or "no findings" reads as a healthy run.
+// A log none of whose metrics a detector reads (a build log's key=value lines, a trainer's own names) is judged on
+// its non-finite values alone: say so, or "no findings" reads as a healthy run.
 void RunScanner::explain_nothing_judged(RunScan& scan, const std::set<std::string>& areas_checked) const {
   if (metrics_.empty() || std::any_of(areas_checked.begin(), areas_checked.end(),
                                       [](const std::string& area) { return area != "numerics"; })) {
@@ -476,11 +476,10 @@ void RunScanner::explain_nothing_judged(RunScan& scan, const std::set<std::strin
   std::string names;
   for (size_t i = 0; i < metrics_.size() && i < 6; ++i) names += (i ? ", " : "") + metrics_[i].name;
   if (metrics_.size() > 6) names += ", ...";
-  scan.notes.push_back("No detector could judge this run: none of its " + std::to_string(metrics_.size()) +
-                       " metrics (" + names + ") is one rldk reads as a training metric (docs/metrics.md lists the "
-                       "names it knows), so only non-finite values were checked, and the absence of findings says "
-                       "nothing about how training went. If this is a training log, check with rldk info which lines "
-                       "were read as its metrics.");
+  scan.notes.push_back("No detector could judge this run: none reads any of its " + std::to_string(metrics_.size()) +
+                       " metrics (" + names + "; docs/metrics.md lists the names rldk knows), so only non-finite "
+                       "values were checked, and the absence of findings says nothing about how training went. If "
+                       "this is a training log, check with rldk info which lines were read as its metrics.");
 }
 
 RunScan RunScanner::finish() {
