@@ -87,6 +87,58 @@ TEST(RunScan, AShiftInsideTheHealthyRangeIsANoteWhateverOneBatchDid) {
   EXPECT_NE(found[0].explanation.find("stayed inside the healthy range"), std::string::npos) << found[0].explanation;
 }
 
+// A KL spike that came back inside the healthy range is one batch, a note; one still under way when the data ends
+// has not come back to anything yet: it is not eased, and it does not say it came back.
+TEST(RunScan, ASpikeSaysWhetherItCameBack) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_spike");
+  ASSERT_NE(spec, nullptr);
+  std::vector<int64_t> steps;
+  std::vector<double> kl;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  for (int i = 0; i < 80; ++i) {
+    steps.push_back(i + 1);
+    kl.push_back(0.05 * std::exp(noise(rng)));
+  }
+  std::vector<double> back = kl, at_end = kl;
+  back[60] = 0.9;
+  at_end[78] = at_end[79] = 0.9;
+  auto came_back = scan_with(*spec, one_metric_run("policy/kl", steps, back));
+  ASSERT_EQ(came_back.size(), 1u);
+  EXPECT_EQ(came_back[0].severity, Severity::info) << came_back[0].explanation;
+  EXPECT_NE(came_back[0].explanation.find("Then it came back."), std::string::npos) << came_back[0].explanation;
+  auto open = scan_with(*spec, one_metric_run("policy/kl", steps, at_end));
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].severity, Severity::warning) << open[0].explanation;
+  EXPECT_NE(open[0].explanation.find("had not come back when the data ended"), std::string::npos)
+      << open[0].explanation;
+  EXPECT_EQ(open[0].explanation.find("came back inside"), std::string::npos) << open[0].explanation;
+}
+
+// A mean length pinned at its largest value says every completion was cut, unless the run logs how many were cut:
+// answers that settled at exactly 20 tokens under a cap of 128, with a clipped fraction of 0, were not.
+TEST(CeilingKind, DefersToALoggedClippedFraction) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("length_pinned_at_max");
+  ASSERT_NE(spec, nullptr);
+  std::vector<int64_t> steps;
+  std::vector<double> length, clipped;
+  for (int i = 0; i < 40; ++i) {
+    steps.push_back(i + 1);
+    length.push_back(i < 10 ? 15.0 + i * 0.5 : 20.0);
+    clipped.push_back(0.0);
+  }
+  rldk::Run unlogged = one_metric_run("response/length_mean", steps, length);
+  EXPECT_EQ(scan_with(*spec, unlogged).size(), 1u);
+  rldk::Run logged = unlogged;
+  Series& c = logged.series["response/clipped_frac"];
+  c.name = "response/clipped_frac";
+  c.steps = steps;
+  c.values = clipped;
+  c.wall_times.assign(steps.size(), NAN);
+  c.segments.assign(steps.size(), 0);
+  EXPECT_TRUE(scan_with(*spec, logged).empty());
+}
+
 TEST(DetectorCatalog, BuiltinParsesAndCoversEveryFaultType) {
   const DetectorCatalog& catalog = builtin_detector_catalog();
   ASSERT_FALSE(catalog.detectors.empty());

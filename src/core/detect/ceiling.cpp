@@ -4,6 +4,11 @@
 // and no max length). Judged once the data ends, in O(1) memory: the largest finite value, and the points exactly
 // equal to it (counted afresh whenever a larger one appears); reported when at least min_points of them make up at
 // least min_share of the run's points. The onset is the first point at the ceiling, the end the last.
+//
+// The ceiling is an inference for logs that do not say how many completions were cut. With a `clipped` context
+// input (the clipped fraction) that the run logs, the log says it: this kind defers to it and reports nothing (the
+// `truncation` detector judges the fraction). A policy that settles on answers of one fixed length (a 20-token JSON
+// reply, under a cap of 128, with a clipped fraction of 0 at every step) repeats its mean as exactly as a cut one.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,13 +23,18 @@ class Ceiling final : public Detector {
   explicit Ceiling(const DetectorSpec& s) : Detector(s) {
     min_points_ = static_cast<int64_t>(std::max(2.0, s.param("min_points", 5)));
     min_share_ = s.param("min_share", 0.5);
+    for (size_t i = 1; i < s.inputs.size(); ++i) {
+      if (s.inputs[i].first == "clipped") clipped_input_ = i;
+    }
   }
   void reset() override {
     finish();
     points_ = at_max_ = 0;
     max_ = -std::numeric_limits<double>::infinity();
+    clipped_logged_ = false;
   }
   void observe(int64_t step, const double* x) override {
+    if (clipped_input_ && std::isfinite(x[clipped_input_])) clipped_logged_ = true;
     double v = x[0];
     if (!std::isfinite(v)) return;
     ++points_;
@@ -39,7 +49,7 @@ class Ceiling final : public Detector {
     }
   }
   void finish() override {
-    if (at_max_ >= min_points_ && static_cast<double>(at_max_) >= min_share_ * static_cast<double>(points_)) {
+    if (!clipped_logged_ && at_max_ >= min_points_ && static_cast<double>(at_max_) >= min_share_ * static_cast<double>(points_)) {
       alarm(last_);
       report(first_, last_, first_, max_,
              {{"level", max_}, {"points", static_cast<double>(at_max_)}, {"of", static_cast<double>(points_)},
@@ -47,6 +57,7 @@ class Ceiling final : public Detector {
     }
     points_ = at_max_ = 0;
     max_ = -std::numeric_limits<double>::infinity();
+    clipped_logged_ = false;
   }
 
  private:
@@ -54,6 +65,8 @@ class Ceiling final : public Detector {
   double min_share_;
   int64_t points_ = 0, at_max_ = 0, first_ = 0, last_ = 0;
   double max_ = -std::numeric_limits<double>::infinity();
+  size_t clipped_input_ = 0;  // 0: no such context input (input 0 is the length)
+  bool clipped_logged_ = false;
 };
 
 }  // namespace

@@ -44,6 +44,8 @@ void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
   double reached = level != f.evidence.end() && std::isfinite(level->second) ? level->second : f.peak_value;
   auto baseline = f.evidence.find("baseline");
   bool spike = spec.kind == "spike" && baseline != f.evidence.end() && std::isfinite(baseline->second);
+  // A spike still under way when the data ended has not come back to anything yet.
+  if (spike && f.evidence.count("open_at_end")) return;
   if (spike) reached = baseline->second;
   const HealthyRange& range = info->healthy;
   bool inside = false;

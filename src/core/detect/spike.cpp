@@ -45,7 +45,7 @@ class Spike final : public Detector {
     if (std::isnan(v)) return;
     if (!ref_.armed()) {
       if (early_min_change_ > 0 && ref_.warmed() >= EARLY_POINTS && observe_early(step, raw, v)) return;
-      if (episode_.open) close();
+      if (episode_.open) close(false);
       ref_.warm_up(v);
       return;
     }
@@ -62,10 +62,10 @@ class Spike final : public Detector {
       ref_.advance();
       return;
     }
-    if (episode_.open) close();
+    if (episode_.open) close(false);
     ref_.learn(v);
   }
-  void finish() override { close(); }
+  void finish() override { close(true); }
 
  private:
   // A point judged against the provisional reference of the warm-up so far; true when it is a spike candidate (it
@@ -90,17 +90,24 @@ class Spike final : public Detector {
     }
     return true;
   }
-  void close() {
+  // A spike closes when a point comes back inside the threshold, or when the data (or a segment, before a restart)
+  // ends: then it has not come back, and may be where a lasting change begins.
+  void close(bool data_ended) {
     if (!episode_.open) return;
     episode_.open = false;
     if (episode_.points > max_points_ || episode_.points < min_points_) return;
     alarm(episode_.end);
     double base = log_ ? std::exp(baseline_) : baseline_;
-    report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value,
-           {{"baseline", base},
-            {"peak_z", episode_.peak_score},
-            {"ratio", base != 0 ? episode_.peak_value / base : NaN},
-            {"points", static_cast<double>(episode_.points)}});
+    std::map<std::string, double> evidence = {{"baseline", base},
+                                              {"peak_z", episode_.peak_score},
+                                              {"ratio", base != 0 ? episode_.peak_value / base : NaN},
+                                              {"points", static_cast<double>(episode_.points)}};
+    if (data_ended) evidence["open_at_end"] = 1;
+    report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
+    findings_.back().explanation += data_ended
+                                        ? " It had not come back when the data ended, so it may be where a lasting "
+                                          "change begins."
+                                        : " Then it came back.";
   }
   AdaptiveReference ref_;
   Episode episode_;
