@@ -99,10 +99,11 @@ TEST(ConsoleHf, DataOnDisplayIsNoMalformedMetricsDict) {
       "{'loss': 0.9, 'epoch': 0.1}\n"
       "{'step': 0, 'agent_id': 'market_maker', 'reward': -0.67} of type {'step': Number, 'agent_id': String}\n"
       "{'loss': '0.8', 'ep\n"
+      "{'loss': '0.7\n"
       "{'loss': 0.7, 'epoch': 0.3}\n",
       "train.log");
   EXPECT_TRUE(has_series(only_run(out), "train/loss", {1, 2}, {0.9, 0.7}));
-  EXPECT_EQ(lines_of(out.diagnostics, "malformed_dict"), std::vector<uint64_t>{4});
+  EXPECT_EQ(lines_of(out.diagnostics, "malformed_dict"), (std::vector<uint64_t>{4, 5}));
 }
 
 // TRL GRPO as a terminal shows it: the training bar redrawn with carriage returns, each dict written through
@@ -282,6 +283,15 @@ TEST(ConsoleConfig, SteplessPrintsWhoseNamesDoNotRepeatAreNoSeries) {
   ReadOutput none = read_text(prints, "lab.log");
   EXPECT_EQ(none.points, 0u) << none.detail;
   EXPECT_NE(none.detail.find("names not repeated"), std::string::npos) << none.detail;
+  // One metric per line repeats its names as much: a series (each line numbered as printed).
+  ReadOutput per_line = read_text("loss: 0.5\nreward: 0.1\nloss: 0.4\nreward: 0.2\nloss: 0.3\nreward: 0.4\n", "train.log");
+  EXPECT_EQ(per_line.points, 6u) << per_line.detail;
+  // Stepless prints before a trainer's stepless lines of another shape do not take the run: the lines that repeat
+  // their names do, however long the prints' own names list is.
+  std::string prints_then_lines = prints;
+  for (int i = 0; i < 30; ++i) prints_then_lines += "loss=0." + std::to_string(i % 9 + 1) + " reward=0.5\n";
+  ReadOutput lines = read_text(prints_then_lines, "train.log");
+  EXPECT_EQ(lines.points, 60u) << lines.detail;
   ReadOutput series = read_text("loss: 0.5, reward: 0.1\nloss: 0.4, reward: 0.2\nloss: 0.3, reward: 0.4\n", "train.log");
   const rldk::Run& run = only_run(series);
   expect_all(run, {{"reward/mean", {1, 2, 3}, {0.1, 0.2, 0.4}}, {"train/loss", {1, 2, 3}, {0.5, 0.4, 0.3}}});

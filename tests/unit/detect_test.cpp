@@ -42,6 +42,9 @@ TEST(RunScan, SaysWhenNoDetectorCouldJudgeTheRun) {
   EXPECT_NE(unknown.notes[0].find("nnodes"), std::string::npos) << unknown.notes[0];
   auto known = scan_run(one_metric_run("policy/kl", steps, {0.01, 0.02, 0.02, 0.03, 0.03}));
   EXPECT_TRUE(known.notes.empty());
+  ScanOptions only_kl;
+  only_kl.only = {"kl"};  // the person chose the detectors: those left out could have judged the run
+  EXPECT_TRUE(scan_run(one_metric_run("reward/mean", steps, {0.1, 0.2, 0.3, 0.4, 0.5}), only_kl).notes.empty());
 }
 
 // A reward that fell to its lowest level and sat there to the end, on a negative scale where a drawdown from |best|
@@ -56,7 +59,7 @@ TEST(FloorKind, RewardFallenToItsFloorAndStayed) {
     steps.push_back(i + 1);
     collapsed.push_back(i < 10 ? -0.68 - 0.03 * i : -1.0);
     saturated.push_back(i < 10 ? 0.1 * i : 0.99);
-    low_from_start.push_back(i % 20 == 5 ? 0.0 : -1.0);
+    low_from_start.push_back(i == 5 || i == 12 ? 0.0 : -1.0);  // two lucky batches, then 47 points at -1
   }
   auto found = scan_with(*spec, one_metric_run("reward/mean", steps, collapsed));
   ASSERT_EQ(found.size(), 1u);
@@ -64,6 +67,12 @@ TEST(FloorKind, RewardFallenToItsFloorAndStayed) {
   EXPECT_EQ(found[0].end_step, 60);
   EXPECT_TRUE(scan_with(*spec, one_metric_run("reward/mean", steps, saturated)).empty());
   EXPECT_TRUE(scan_with(*spec, one_metric_run("reward/mean", steps, low_from_start)).empty());
+  // Values near the largest double: the level before is a median, not a sum that overflows.
+  std::vector<double> huge = collapsed;
+  for (int i = 0; i < 10; ++i) huge[i] = 1e308;
+  auto from_huge = scan_with(*spec, one_metric_run("reward/mean", steps, huge));
+  ASSERT_EQ(from_huge.size(), 1u);
+  EXPECT_EQ(from_huge[0].evidence.at("before"), 1e308);
 }
 
 // A KL drift is judged by the level it moved to: a move from 0.04 to 0.12 nats with one batch at 2.6 inside it

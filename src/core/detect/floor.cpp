@@ -8,14 +8,18 @@
 //     so the stretch's first point may be one late);
 //   - at least min_points points and min_share of the run's points in it;
 //   - at the floor: no point before the stretch lies below its top (less one band width);
-//   - fallen to it: the mean of the min_before or more points before the stretch lies at least min_drop band widths
-//     above the stretch's level.
+//   - fallen to it: the median of the min_before or more points before the stretch lies at least min_drop band
+//     widths above the stretch's level (a median: a reward at its floor from the first step, with a lucky batch or
+//     two, did not fall to it). The points are kept in bounded memory (stats::ThinnedSeries: averages of
+//     neighbouring points once a long run outgrows it).
 // The onset is the stretch's first point; the episode runs to the last.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "detect/kind_support.h"
+#include "stats/robust.h"
+#include "stats/trend.h"
 
 namespace rldk::detect {
 namespace {
@@ -40,6 +44,7 @@ class Floor final : public Detector {
     double v = x[0];
     if (!std::isfinite(v)) return;
     ++points_;
+    all_.push(step, v);
     double low = std::min(low_, v), high = std::max(high_, v);
     if (stretch_ > 0 && high - low <= band((low + high) / 2)) {
       low_ = low, high_ = high;
@@ -47,27 +52,28 @@ class Floor final : public Detector {
     } else {
       // The stretch so far now lies before the new one.
       before_low_ = std::min(before_low_, low_);
-      before_sum_ += stretch_sum_;
       before_points_ += stretch_;
       low_ = high_ = v;
       stretch_ = 1;
-      stretch_sum_ = 0;
       first_step_ = step;
     }
-    stretch_sum_ += v;
     last_step_ = step;
   }
   void finish() override {
     if (stretch_ >= min_points_ && static_cast<double>(stretch_) >= min_share_ * static_cast<double>(points_) &&
         before_points_ >= min_before_) {
       double level = (low_ + high_) / 2, width = band(level);
-      double before_mean = before_sum_ / static_cast<double>(before_points_);
+      before_.clear();
+      auto steps = all_.steps();
+      auto values = all_.values();
+      for (size_t i = 0; i < values.size() && steps[i] < first_step_; ++i) before_.push_back(values[i]);
+      double before = before_.empty() ? NaN : stats::median_in_place(before_);
       bool at_floor = before_low_ >= high_ - width;
-      bool fallen = before_mean - level >= min_drop_ * width;
+      bool fallen = std::isfinite(before) && before - level >= min_drop_ * width;
       if (at_floor && fallen) {
         alarm(last_step_);
         report(first_step_, last_step_, first_step_, level,
-               {{"level", level}, {"low", low_}, {"high", high_}, {"before", before_mean},
+               {{"level", level}, {"low", low_}, {"high", high_}, {"before", before},
                 {"points", static_cast<double>(stretch_)}, {"of", static_cast<double>(points_)}});
       }
     }
@@ -80,14 +86,16 @@ class Floor final : public Detector {
     points_ = stretch_ = before_points_ = 0;
     low_ = before_low_ = INF;
     high_ = -INF;
-    stretch_sum_ = before_sum_ = 0;
+    all_.reset();
   }
 
   int64_t min_points_, min_before_;
   double min_share_, min_drop_, max_spread_, relative_spread_;
   int64_t points_ = 0, stretch_ = 0, before_points_ = 0, first_step_ = 0, last_step_ = 0;
-  double low_ = INF, high_ = -INF, stretch_sum_ = 0;
-  double before_low_ = INF, before_sum_ = 0;
+  double low_ = INF, high_ = -INF;
+  double before_low_ = INF;
+  stats::ThinnedSeries all_{512};  // every point, for the median before the stretch
+  std::vector<double> before_;
 };
 
 }  // namespace

@@ -37,11 +37,15 @@ void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
   const MetricInfo* info = MetricDictionary::builtin().find(f.metric);
   if (info == nullptr) return;
   std::string direction = spec.option("direction", "both");
-  // A shift is judged by the level it moved to, not by its most extreme point: one batch's KL of 2.6 inside a
-  // shift from 0.04 to 0.12 nats is a spike (kl_spike judges it), and the level stayed healthy. A finding without a
+  // A shift is judged by the level it moved to (the smoothed level it reached, else its mean level), not by its
+  // most extreme point: one batch's KL of 2.6 inside a shift from 0.04 to 0.12 nats is a spike (kl_spike judges
+  // it), and the level stayed healthy; a ramp whose mean is 0.2 but that reached 0.5 did not. A finding without a
   // level is judged by its peak.
-  auto level = f.evidence.find("level");
-  double reached = level != f.evidence.end() && std::isfinite(level->second) ? level->second : f.peak_value;
+  double reached = f.peak_value;
+  for (const char* key : {"level", "reached"}) {
+    auto it = f.evidence.find(key);
+    if (it != f.evidence.end() && std::isfinite(it->second)) reached = it->second;
+  }
   auto baseline = f.evidence.find("baseline");
   bool spike = spec.kind == "spike" && baseline != f.evidence.end() && std::isfinite(baseline->second);
   // A spike still under way when the data ended has not come back to anything yet.
@@ -471,6 +475,8 @@ void RunScanner::explain_grpo_loss(RunScan& scan) const {
 // A log none of whose metrics a detector reads (a build log's key=value lines, a trainer's own names) is judged on
 // its non-finite values alone: say so, or "no findings" reads as a healthy run.
 void RunScanner::explain_nothing_judged(RunScan& scan, const std::set<std::string>& areas_checked) const {
+  // With --only or --skip the person chose which detectors run: the ones left out could have judged the run.
+  if (!options_.only.empty() || !options_.skip.empty()) return;
   if (metrics_.empty() || std::any_of(areas_checked.begin(), areas_checked.end(),
                                       [](const std::string& area) { return area != "numerics"; })) {
     return;

@@ -55,7 +55,8 @@ bool ShapeChooser::weak(size_t slot) const {
 bool ShapeChooser::repeats(size_t slot) const {
   if (!splits_stepless(shape_of(slot)) || carries_step(slot)) return true;
   const Stats& s = stats_[slot];
-  return s.records >= options_.min_stepless_records && s.top_key_records * 2 >= s.records;
+  return s.records >= options_.min_stepless_records &&
+         s.name_uses >= options_.min_uses_per_stepless_name * static_cast<uint64_t>(s.keys.size());
 }
 
 // Strictly better: carries its step, is not weak, has more distinct metrics, more lines, came first.
@@ -69,14 +70,14 @@ bool ShapeChooser::better(size_t a, size_t b) const {
   return x.first_line < y.first_line;
 }
 
-size_t ShapeChooser::leader(bool final) const {
+size_t ShapeChooser::leader(bool strict) const {
   size_t best = NONE;
   for (size_t slot = 0; slot < SLOTS; ++slot) {
     const Stats& s = stats_[slot];
     if (s.records == 0) continue;
-    // At the end, a free-text shape without steps that was printed once, or whose names do not repeat, is
-    // settings and prints, not a series.
-    if (final && !repeats(slot)) continue;
+    // A free-text shape without steps that was printed once, or whose names do not repeat, is settings and prints,
+    // not a series (strict: every choice but the one a full look-ahead buffer forces).
+    if (strict && !repeats(slot)) continue;
     if (best == NONE || better(slot, best)) best = slot;
   }
   return best;
@@ -111,12 +112,8 @@ void ShapeChooser::count(size_t slot, const Match& match, const FlatRecord& reco
     std::string_view key = record.key(f);
     if (roles_.role(key) != FieldRole::metric) continue;
     scratch_.assign(key);
-    auto it = s.keys.find(scratch_);
-    if (it == s.keys.end()) {
-      if (s.keys.size() >= options_.max_tracked_keys) continue;
-      it = s.keys.emplace(scratch_, 0).first;
-    }
-    s.top_key_records = std::max(s.top_key_records, ++it->second);
+    ++s.name_uses;
+    if (s.keys.size() < options_.max_tracked_keys) s.keys.insert(scratch_);
   }
 }
 
@@ -138,16 +135,21 @@ void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t 
   std::optional<int64_t> step = match.step;
   if (!step && match.from == StepFrom::none) step = static_cast<int64_t>(++stats_[slot].numbered);
 
-  if (winner_ == NONE && !room()) decide(leader(false), line);
+  if (winner_ == NONE && !room()) {
+    // The look-ahead is full: decide now, with what repeats if anything does, or else with what leads (memory
+    // stays bounded).
+    size_t best = leader(true);
+    decide(best != NONE ? best : leader(false), line);
+  }
   if (winner_ == NONE) {
     hold(slot, match, step, record, line);
-    size_t best = leader(false);
+    size_t best = leader(true);
+    if (best == NONE) return;
     bool any_strong = false;
     for (size_t s = 0; s < SLOTS; ++s) any_strong = any_strong || (stats_[s].records > 0 && !weak(s));
     if (!weak(best) && stats_[best].steps_seen >= options_.decide_after_steps) {
       decide(best, line);
-    } else if (weak(best) && !any_strong && stats_[best].records >= options_.decide_weak_after_records &&
-               repeats(best)) {
+    } else if (weak(best) && !any_strong && stats_[best].records >= options_.decide_weak_after_records) {
       decide(best, line);
     }
     return;
@@ -224,7 +226,7 @@ std::string ShapeChooser::describe(size_t slot, bool winner) const {
 }
 
 std::string ShapeChooser::detail(uint64_t config_lines, uint64_t summaries) const {
-  size_t shown = winner_ != NONE ? winner_ : finished_ ? NONE : leader(false);
+  size_t shown = winner_ != NONE ? winner_ : finished_ ? NONE : leader(true);
   std::string out = shown == NONE ? "console (no metric lines)" : "console: " + describe(shown, true);
   if (shown != NONE && switched_at_ > 0) out += " from line " + std::to_string(switched_at_);
   std::string ignored;

@@ -23,7 +23,7 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <unordered_set>
 
 #include "io/console_shapes.h"
 
@@ -42,10 +42,11 @@ struct ShapeChoiceOptions {
   size_t max_buffered_bytes = size_t{8} << 20;
   // A free-text shape without steps must repeat to be a series: a line printed once is a setting or a summary
   // ("Reward weights: accuracy=0.7, format=0.3"), and so are lines whose names do not repeat: a trainer prints the
-  // same metrics at every log call, so one name must be in half of the shape's records or more. A notebook's
-  // config and test prints ("Learning rate: 5e-06", "Max new tokens: 400", "Reward: 0.20 (expected: ...)") are 42
-  // lines with 22 names, the most common in 6 of them.
+  // same metrics at every log call (on one line or one per line), so its names are used min_uses_per_stepless_name
+  // times each on average or more. A notebook's config and test prints ("Learning rate: 5e-06", "Max new tokens:
+  // 400", "Reward: 0.20 (expected: ...)") are 42 uses of 22 names.
   uint64_t min_stepless_records = 2;
+  uint64_t min_uses_per_stepless_name = 3;
   // Distinct metric names remembered per shape (for the ranking and `rldk info`); more are counted as this many.
   size_t max_tracked_keys = 4096;
 };
@@ -74,8 +75,8 @@ class ShapeChooser {
     uint64_t first_line = 0;
     uint64_t numbered = 0;  // stepless records numbered so far
     std::array<uint64_t, STEP_FROM_COUNT> from{};
-    std::unordered_map<std::string, uint64_t> keys;  // metric name -> records that carry it
-    uint64_t top_key_records = 0;                     // the most records any one name is in
+    std::unordered_set<std::string> keys;
+    uint64_t name_uses = 0;  // metric names in all records, each use counted
   };
   struct Held {
     size_t slot;
@@ -91,7 +92,7 @@ class ShapeChooser {
   bool weak(size_t slot) const;
   bool repeats(size_t slot) const;
   bool better(size_t a, size_t b) const;
-  size_t leader(bool final) const;
+  size_t leader(bool strict) const;
   std::optional<int64_t> step_of(const Match& match, const FlatRecord& record);
   void count(size_t slot, const Match& match, const FlatRecord& record, uint64_t line);
   void hold(size_t slot, const Match& match, std::optional<int64_t> step, const FlatRecord& record, uint64_t line);

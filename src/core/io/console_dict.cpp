@@ -1,4 +1,5 @@
 // Dict lines (see DictLines in console_shapes.h).
+#include <algorithm>
 #include <cmath>
 
 #include "io/console_shapes.h"
@@ -53,8 +54,8 @@ bool displays_data(std::string_view dict) {
   char c = dict[at];
   if (c == '[' || c == '{') return true;
   if (c != '\'' && c != '"') return false;
-  size_t value_end = dict.find(c, at + 1);
-  if (value_end == std::string_view::npos) return true;  // text that runs past the line
+  // The quoted value, or what there is of it when the line is cut inside it ('0.8 of a cut metrics dict).
+  size_t value_end = std::min(dict.find(c, at + 1), dict.size());
   double number = 0;
   return !parse_number(dict.substr(at + 1, value_end - at - 1), number);
 }
