@@ -99,6 +99,9 @@ struct Finding {
   std::map<std::string, double> evidence;
   std::string explanation;
   std::vector<std::string> fixes;
+  // Why it was made less severe, when the run's own course or settings explain it (the reward rose, a setting pushes
+  // for it, it recovered or stayed in its healthy range): the sentence the explanation ends with. Empty if not.
+  std::string eased_because;
 };
 
 struct SkippedDetector {

@@ -148,6 +148,35 @@ TEST(CeilingKind, DefersToALoggedClippedFraction) {
   EXPECT_TRUE(scan_with(*spec, logged).empty());
 }
 
+// Two detectors that see one entropy collapse are one finding; when one of them eased it because the reward rose
+// over the run, the episode is reported at that severity, and the text says why (never "a note rather than a
+// warning" on a warning).
+TEST(RunScan, OneFailureSeenTwiceKeepsTheEasing) {
+  rldk::Run run;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  for (const char* name : {"policy/entropy", "reward/mean"}) {
+    Series& s = run.series[name];
+    s.name = name;
+    for (int i = 0; i < 400; ++i) {
+      double t = i / 400.0;
+      s.steps.push_back(i);
+      s.values.push_back(std::string(name) == "reward/mean" ? 0.3 + 0.3 * t + 0.01 * noise(rng)
+                                                            : (t < 0.5 ? 1.2 + 0.02 * noise(rng) : 0.01));
+      s.wall_times.push_back(NAN);
+      s.segments.push_back(0);
+    }
+  }
+  std::vector<Finding> entropy;
+  for (const Finding& f : scan_run(run).findings) {
+    if (f.fault == "entropy_collapse") entropy.push_back(f);
+  }
+  ASSERT_EQ(entropy.size(), 1u);
+  EXPECT_EQ(entropy[0].severity, Severity::warning) << entropy[0].explanation;
+  EXPECT_NE(entropy[0].explanation.find("learned all the same, so this is a warning"), std::string::npos)
+      << entropy[0].explanation;
+}
+
 TEST(DetectorCatalog, BuiltinParsesAndCoversEveryFaultType) {
   const DetectorCatalog& catalog = builtin_detector_catalog();
   ASSERT_FALSE(catalog.detectors.empty());

@@ -127,7 +127,7 @@ TEST(RunScanner, StreamingEqualsWholeRunOnEveryRealLog) {
 }
 
 // A GRPO-like long-form log with a KL burst, a restart, a KL blow-up, an entropy collapse and a NaN at the end.
-std::vector<std::string> generated_events(int steps) {
+std::vector<std::string> generated_events(int steps, size_t* restart_line = nullptr) {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> noise(0.0, 1.0);
   std::vector<std::string> lines;
@@ -145,7 +145,10 @@ std::vector<std::string> generated_events(int steps) {
   };
   int restart_at = steps / 2, resume_from = steps / 2 - steps / 10;
   for (int i = 0, step = 0; i < steps + steps / 10; ++i, ++step) {
-    if (i == restart_at) step = resume_from;
+    if (i == restart_at) {
+      step = resume_from;
+      if (restart_line) *restart_line = lines.size();
+    }
     double t = static_cast<double>(i) / steps;
     double kl = t < 0.7 ? 0.02 + 0.002 * noise(rng) : 0.02 + 3.0 * (t - 0.7) + 0.01 * noise(rng);
     if (i >= steps / 4 && i < steps / 4 + 8) kl = 1.5;  // a burst before the restart
@@ -166,15 +169,20 @@ std::string joined(const std::vector<std::string>& lines) {
 
 // A file sorted by metric (an export from a database, a CSV sorted by name) has every point after later steps of
 // another metric: the scan reads it whole (within planning) or a second time (after it), and reports what the
-// step-ordered file gives.
+// step-ordered file gives. Sorted within each training segment: a whole-file sort by name would put the second
+// segment's rewards before the first segment's entropies, and no reader can tell which restart a point followed.
 TEST(RunScanner, PointsOutOfStepOrderAreReplayedInStepOrder) {
   rldk_test::TempDir dir;
   for (int steps : {600, 4000}) {
-    std::vector<std::string> lines = generated_events(steps);
+    size_t restart_line = 0;
+    std::vector<std::string> lines = generated_events(steps, &restart_line);
     std::string ordered = dir.write("ordered_" + std::to_string(steps) + ".jsonl", joined(lines));
-    std::stable_sort(lines.begin(), lines.end(), [](const std::string& a, const std::string& b) {
+    auto by_name = [](const std::string& a, const std::string& b) {
       return a.substr(0, a.find("\",")) < b.substr(0, b.find("\","));
-    });
+    };
+    auto restart = lines.begin() + static_cast<std::ptrdiff_t>(restart_line);
+    std::stable_sort(lines.begin(), restart, by_name);
+    std::stable_sort(restart, lines.end(), by_name);
     std::string by_metric = dir.write("by_metric_" + std::to_string(steps) + ".jsonl", joined(lines));
     std::string expected = streamed(ordered, 2048);
     // Findings before and after the restart, so that every part of the file counts.

@@ -312,14 +312,13 @@ class Bound final : public Detector {
     for (Finding& f : segment) {
       if (f.severity == Severity::info) continue;
       f.evidence["resolved_step"] = static_cast<double>(last);
-      f.severity = one_lower(f.severity);
       char note[256];
       std::snprintf(note, sizeof note,
                     " It resolved after step %lld and %s stayed within its healthy range for the remaining %lld "
                     "steps: the run got over it on its own.",
                     static_cast<long long>(last), metric_names.empty() ? "the metric" : metric_names[0].c_str(),
                     static_cast<long long>(after));
-      f.explanation += note;
+      ease(f, one_lower(f.severity), note);
     }
   }
   // At the end of the data: when the progress metric rose over the whole run, the run learned through this
@@ -334,16 +333,15 @@ class Bound final : public Detector {
       if (f.severity == Severity::info || f.evidence.count("progress_level")) continue;
       f.evidence["progress_start"] = start;
       f.evidence["progress_level"] = now;
-      Severity was = f.severity;
-      f.severity = one_lower(was);
+      Severity was = f.severity, to = one_lower(was);
       char note[320];
       std::snprintf(note, sizeof note,
                     " Over the run %s %s from %.3g to %.3g: the run learned all the same, so this is a %s rather "
                     "than a %s; if %s stops improving, look here first.",
                     name.c_str(), progress.sign > 0 ? "rose" : "fell", start, now,
-                    f.severity == Severity::info ? "note" : "warning",
+                    to == Severity::info ? "note" : "warning",
                     was == Severity::critical ? "critical finding" : "warning", name.c_str());
-      f.explanation += note;
+      ease(f, to, note);
     }
   }
 

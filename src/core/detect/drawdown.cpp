@@ -79,7 +79,6 @@ class Drawdown final : public Detector {
       // The monitor clears findings as it reads their alarms: the dip is found again by its steps, or it is gone.
       for (Finding& f : findings_) {
         if (f.onset_step != dip.onset || f.end_step != dip.end || f.severity == Severity::info) continue;
-        f.severity = Severity::info;
         f.evidence["recovered_step"] = static_cast<double>(step);
         f.evidence["recovered_level"] = level;
         char note[200];
@@ -87,7 +86,7 @@ class Drawdown final : public Detector {
                       " This did not last: its level was back at %.4g at step %lld, where it stood when the "
                       "decline began, so it was a dip and not a collapse.",
                       level, static_cast<long long>(step));
-        f.explanation += note;
+        ease(f, Severity::info, note);
       }
     }
     dips_.erase(std::remove_if(dips_.begin(), dips_.end(), [&](const Dip& d) { return level >= d.recover_to; }),

@@ -66,6 +66,12 @@ const std::vector<std::string> TRANSFORMS = {"none", "log"};
 
 }  // namespace
 
+void ease(Finding& f, Severity to, const std::string& because) {
+  f.severity = to;
+  f.explanation += because;
+  f.eased_because += because;
+}
+
 void Detector::report(int64_t onset, int64_t end, int64_t peak_step, double peak_value,
                       std::map<std::string, double> evidence, const std::map<std::string, std::string>& extra_words) {
   Finding f;

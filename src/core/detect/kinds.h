@@ -61,6 +61,10 @@ const std::vector<std::string>& detector_kinds();
 
 std::unique_ptr<Detector> make_detector(const DetectorSpec& spec);
 
+// Makes a finding less severe because the run's own course or settings explain it, and says why: `because` (a
+// sentence with its leading space) ends the explanation and is kept as Finding::eased_because.
+void ease(Finding& f, Severity to, const std::string& because);
+
 // Catalog parameters that count points (warm-ups, windows, how long a condition must hold) are written for a run
 // logged at every optimizer step, so they are counts of steps. A run logged every `interval` steps (TRL's
 // logging_steps of 5-20) reaches them in 1/interval as many points: the copy returned has each such count divided

@@ -57,7 +57,6 @@ void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
   if (direction == "up" && range.above.set() && reached <= range.above.warning) inside = true, limit = range.above.warning;
   if (direction == "down" && range.below.set() && reached >= range.below.warning) inside = true, limit = range.below.warning;
   if (!inside) return;
-  f.severity = Severity::info;
   f.evidence["healthy_limit"] = limit;
   char note[240];
   if (spike) {
@@ -69,7 +68,7 @@ void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
     std::snprintf(note, sizeof note, " It stayed inside the healthy range of %s (%s %.3g), so this is a note, not a warning.",
                   f.metric.c_str(), direction == "up" ? "below" : "above", limit);
   }
-  f.explanation += note;
+  detect::ease(f, Severity::info, note);
 }
 
 // The step at which a detector had seen enough to raise the finding (what a live monitor would have reported).
@@ -87,7 +86,9 @@ double alarm_step(const Finding& f) {
 // the same fault whose step ranges overlap are one episode, reported by the detector that raised it first (its
 // onset comes from the data it had, dated locally; of two raised at the same step, such as two whole-run trends
 // judged at the end, the more severe one, the more specific diagnosis), at the highest severity any of them gave,
-// with the others named in its evidence.
+// with the others named in its evidence. Unless one of them was eased and another not: what the run's own course
+// explains (the reward rose, a setting pushes for it, it recovered) holds for the episode whichever detector saw
+// it, so the episode is reported at the eased finding's severity, and its text says why.
 void merge_same_fault(std::vector<Finding>& findings) {
   std::vector<Finding> kept;
   for (auto& f : findings) {
@@ -102,7 +103,14 @@ void merge_same_fault(std::vector<Finding>& findings) {
     Finding* other = &f;
     double alarm = alarm_step(f), kept_alarm = alarm_step(*same);
     if (alarm < kept_alarm || (alarm == kept_alarm && f.severity > same->severity)) std::swap(*same, f);
-    first->severity = std::max(first->severity, other->severity);
+    bool first_eased = !first->eased_because.empty(), other_eased = !other->eased_because.empty();
+    if (first_eased == other_eased) {
+      first->severity = std::max(first->severity, other->severity);
+    } else if (other_eased && other->severity < first->severity) {
+      detect::ease(*first, other->severity, other->eased_because);
+    } else if (other_eased) {
+      first->severity = other->severity;
+    }  // else the first was eased and keeps its severity
     first->evidence["also_" + other->detector + "_onset"] = static_cast<double>(other->onset_step);
   }
   // Swaps may have moved a later onset into an earlier slot: keep the findings ordered by onset.
@@ -444,9 +452,9 @@ void RunScanner::apply_settings(const DetectorSpec& spec, Finding& f) const {
   if (spec.eased_by_setting.empty() || f.severity == Severity::info) return;
   auto it = settings_.find(spec.eased_by_setting);
   if (it == settings_.end() || !(it->second > 0)) return;
-  f.severity = static_cast<Severity>(static_cast<int>(f.severity) - 1);
   f.evidence["setting_value"] = it->second;
-  f.explanation += " " + fill_template(spec.eased_by_note, {{"setting_value", it->second}}, {});
+  detect::ease(f, static_cast<Severity>(static_cast<int>(f.severity) - 1),
+               " " + fill_template(spec.eased_by_note, {{"setting_value", it->second}}, {}));
 }
 
 // A GRPO run's loss sits near 0 by construction: advantages are normalised within each group (mean 0), and with
