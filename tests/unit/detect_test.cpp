@@ -2,6 +2,7 @@
 // finding of its fault type, the quiet ones none), the streaming primitives' numerics, episodes and templates.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -175,6 +176,41 @@ TEST(RunScan, OneFailureSeenTwiceKeepsTheEasing) {
   EXPECT_EQ(entropy[0].severity, Severity::warning) << entropy[0].explanation;
   EXPECT_NE(entropy[0].explanation.find("learned all the same, so this is a warning"), std::string::npos)
       << entropy[0].explanation;
+}
+
+// A gradient norm back at its usual level after a run of exact zeros (steps whose groups all scored alike) did not
+// explode: on a log scale zero is no level for a rise to be measured from.
+TEST(LevelShiftKind, NoRiseMeasuredFromZeros) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("grad_explosion");
+  ASSERT_NE(spec, nullptr);
+  std::vector<int64_t> steps;
+  std::vector<double> norm;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> usual(0.06, 0.9);
+  for (int i = 0; i < 300; ++i) {
+    steps.push_back(i + 1);
+    norm.push_back(i < 40 || (i >= 120 && i < 200) ? 0.0 : usual(rng));
+  }
+  EXPECT_TRUE(scan_with(*spec, one_metric_run("policy/grad_norm", steps, norm)).empty());
+}
+
+// A trend-following forecast that a slope carried away from the change is no level the metric had: a change is
+// measured from the level just before it. A real TRL GRPO run logged every 5 steps: entropy rose through the
+// warm-up (0.158 to 0.44), dipped for two points and ended where it began; the forecast had run on to 0.62, and the
+// dip read as a critical collapse "from 0.6231", a level the series never reached.
+TEST(LevelShiftKind, ChangeMeasuredFromALevelTheMetricHad) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_collapse");
+  ASSERT_NE(spec, nullptr);
+  const std::vector<double> entropy = {0.158, 0.165, 0.208, 0.158, 0.222, 0.247, 0.291, 0.229, 0.152, 0.183,
+                                       0.205, 0.17,  0.202, 0.155, 0.0956, 0.134, 0.299, 0.358, 0.388, 0.44,
+                                       0.192, 0.07,  0.139, 0.119, 0.222, 0.154, 0.227, 0.259, 0.187, 0.526,
+                                       0.412, 0.496, 0.283, 0.227, 0.244, 0.137, 0.154, 0.134, 0.159, 0.158};
+  std::vector<int64_t> steps;
+  for (size_t i = 0; i < entropy.size(); ++i) steps.push_back(5 * static_cast<int64_t>(i + 1));
+  auto found = scan_with(*spec, one_metric_run("policy/entropy", steps, entropy));
+  double highest = *std::max_element(entropy.begin(), entropy.end());
+  for (const Finding& f : found) EXPECT_LE(f.evidence.at("baseline"), highest) << f.explanation;
+  EXPECT_TRUE(found.empty());
 }
 
 TEST(DetectorCatalog, BuiltinParsesAndCoversEveryFaultType) {

@@ -50,6 +50,7 @@ class LevelShift : public Detector {
     ramp_onset_ = s.option("onset", "shift") == "ramp";
     lookback_.configure(LOOKBACK);
     recent_.configure(LOOKBACK);
+    warm_tail_.configure(PRE_ONSET_POINTS);
     episode_z_.reserve(EPISODE_Z_CAP);
     if (ramp_onset_) episode_values_.reserve(EPISODE_Z_CAP);
     scratch_.reserve(PRE_ONSET_POINTS);
@@ -60,10 +61,15 @@ class LevelShift : public Detector {
     cusum_.reset();
     lookback_.reset();
     recent_.reset();
+    warm_tail_.reset();
     side_ = 0;
   }
   void observe(int64_t step, const double* x) override {
     double raw = x[0];
+    // On a log scale, zero is where a metric vanished (a gradient norm at a step whose groups all scored alike): it
+    // counts for a fall, but it is no level for a rise to be measured from, or a norm back at 0.06 after a run of
+    // zeros reads as a rise from 1e-12.
+    if (log_ && sign_ > 0 && !(raw > 0)) return;
     double v = transformed(log_, raw);
     if (std::isnan(v)) return;
     if (pending_) follow_pending(step, v);
@@ -72,6 +78,7 @@ class LevelShift : public Detector {
         return;
       }
       close_early();
+      warm_tail_.push(v, step);
       ref_.warm_up(v);
       return;
     }
@@ -168,11 +175,18 @@ class LevelShift : public Detector {
     episode_side_ = side_;
     side_ = 0;
     refine_onset();
+    // The baseline is the forecast, unless a slope extrapolated it away from the change beyond the level the metric
+    // actually had just before the onset (KL falling from 5 to 1.3 nats, forecast on to 0.04, then holding at 1.3
+    // to 2; entropy rising to 0.5, forecast on to 0.62, then easing back): then it is that level, and the change is
+    // measured from where the metric was, not from a value it never had.
+    double before = ramp_onset_ ? ramp_before_ : level_before_onset();
+    double baseline = baseline_;
+    if (std::isfinite(before) && episode_side_ * (before - baseline_) > 0) baseline = before;
     // The change is how far the smoothed level got from the baseline (working units): a slow approach to a new
     // level, or a shift that later recovers, is judged on the level it reached, not on the episode's average.
-    double change = reached_;
-    double base = log_ ? std::exp(baseline_) : baseline_;
-    double reached_v = baseline_ + episode_side_ * change;
+    double change = reached_ - episode_side_ * (baseline - baseline_);
+    double base = log_ ? std::exp(baseline) : baseline;
+    double reached_v = baseline + episode_side_ * change;
     double reached = log_ ? std::exp(reached_v) : reached_v;
     // What a person reads is the episode's mean level (raw units); the decision uses the level reached. A climb
     // dated after the alarm (onset: ramp) is read from its onset on.
@@ -180,13 +194,12 @@ class LevelShift : public Detector {
     if (episode_.points < min_points_ || change < min_change_) return;
     // What a person reads is "from baseline to level": a forecast that was heading steeply one way can make a
     // small move of the level look like a large one against it. The mean level must show at least half the change.
-    double mean_moved = episode_side_ * (transformed(log_, level) - baseline_);
+    double mean_moved = episode_side_ * (transformed(log_, level) - baseline);
     if (!(mean_moved >= 0.5 * min_change_)) return;
     // Nor may the shift exist only against the forecast: a slope learned from a short warm-up (a sparsely logged
     // run, a metric that turned) extrapolates away from the data, and the metric holding still then reads as a
     // shift. The episode's mean level must also be half the change away from the level the metric actually had
     // just before the onset.
-    double before = ramp_onset_ ? ramp_before_ : level_before_onset();
     if (std::isfinite(before) && !(episode_side_ * (transformed(log_, level) - before) >= 0.5 * min_change_)) return;
     double sigma = scale_;
     // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
@@ -210,7 +223,7 @@ class LevelShift : public Detector {
     pending_ = true;
     pending_episode_ = episode_;
     pending_evidence_ = std::move(evidence);
-    tail_base_ = baseline_;
+    tail_base_ = baseline;
     tail_side_ = episode_side_;
     tail_threshold_ = change / 2;
     tail_smoothed_ = smoothed_;
@@ -320,8 +333,11 @@ class LevelShift : public Detector {
   // Median of the last PRE_ONSET_POINTS values (working units) before the episode's onset; NaN when none was seen.
   double level_before_onset() {
     scratch_.clear();
-    for (int i = recent_.size() - 1; i >= 0 && scratch_.size() < PRE_ONSET_POINTS; --i) {
-      if (recent_.step_from_oldest(i) < episode_.onset) scratch_.push_back(recent_.at_from_oldest(i));
+    // The points seen since the reference was armed, and, for a change that began at once, the warm-up's last ones.
+    for (const RingWindow* window : {&recent_, &warm_tail_}) {
+      for (int i = window->size() - 1; i >= 0 && scratch_.size() < PRE_ONSET_POINTS; --i) {
+        if (window->step_from_oldest(i) < episode_.onset) scratch_.push_back(window->at_from_oldest(i));
+      }
     }
     return scratch_.empty() ? NaN : stats::median_in_place(scratch_);
   }
@@ -355,6 +371,7 @@ class LevelShift : public Detector {
   RingWindow lookback_;
   // The values (working units) of the same points, for the level the metric had before an onset.
   RingWindow recent_;
+  RingWindow warm_tail_;  // the warm-up's last PRE_ONSET_POINTS values
   static constexpr size_t PRE_ONSET_POINTS = 10;
   std::vector<double> scratch_;
   std::vector<double> episode_z_;
