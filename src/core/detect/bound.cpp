@@ -125,6 +125,9 @@ class Bound final : public Detector {
     // noisy value. A run whose starting level is already beyond the bound began in this state: its first crossing.
     bool began_beyond = up_ ? start_ > warning : start_ < warning;
     first_crossing_onset_ = date_change_ && !began_beyond ? onset_of_excursion(warning) : first_crossing_step_;
+    // A take-off inside the excursion (0.37 nats, then 17.8 at the next point) is no later than its first point
+    // beyond the bound: the episode holds that point.
+    first_crossing_onset_ = std::min(first_crossing_onset_, first_crossing_step_);
     // Confirmed: the episode starts where the change began and holds every point beyond the bound since the first
     // crossing.
     pending_ = 0;
