@@ -96,6 +96,7 @@ TEST(ConsoleHf, CutOffDictIsReported) {
 TEST(ConsoleHf, DataOnDisplayIsNoMalformedMetricsDict) {
   ReadOutput out = read_text(
       "{'question': 'Natalia sold clips to 48 friends', 'prompt': [{'content': 'Respond', 'role': 'system'}, {'c\n"
+      "(TaskRunner pid=46086) {\"work\": <float 0-1>, \"consumption\": <float 0-1>}\n"
       "{'loss': 0.9, 'epoch': 0.1}\n"
       "{'step': 0, 'agent_id': 'market_maker', 'reward': -0.67} of type {'step': Number, 'agent_id': String}\n"
       "{'loss': '0.8', 'ep\n"
@@ -103,7 +104,7 @@ TEST(ConsoleHf, DataOnDisplayIsNoMalformedMetricsDict) {
       "{'loss': 0.7, 'epoch': 0.3}\n",
       "train.log");
   EXPECT_TRUE(has_series(only_run(out), "train/loss", {1, 2}, {0.9, 0.7}));
-  EXPECT_EQ(lines_of(out.diagnostics, "malformed_dict"), (std::vector<uint64_t>{4, 5}));
+  EXPECT_EQ(lines_of(out.diagnostics, "malformed_dict"), (std::vector<uint64_t>{5, 6}));
 }
 
 // TRL GRPO as a terminal shows it: the training bar redrawn with carriage returns, each dict written through

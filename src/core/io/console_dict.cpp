@@ -1,5 +1,6 @@
 // Dict lines (see DictLines in console_shapes.h).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "io/console_shapes.h"
@@ -53,6 +54,10 @@ bool displays_data(std::string_view dict) {
   if (at == std::string_view::npos) return false;
   char c = dict[at];
   if (c == '[' || c == '{') return true;
+  // No value starts so: a prompt template's placeholder ({"work": <float 0-1>}), prose.
+  if (c != '\'' && c != '"' && c != '-' && c != '+' && c != '.' && !std::isalnum(static_cast<unsigned char>(c))) {
+    return true;
+  }
   if (c != '\'' && c != '"') return false;
   // The quoted value, or what there is of it when the line is cut inside it ('0.8 of a cut metrics dict).
   size_t value_end = std::min(dict.find(c, at + 1), dict.size());
