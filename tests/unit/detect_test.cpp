@@ -234,6 +234,26 @@ TEST(BoundKind, OnsetNoLaterThanTheFirstPointBeyond) {
   EXPECT_EQ(found[0].end_step, 71);
 }
 
+// A KL beyond its band from the run's first logged points is a setup problem (the reference is not the policy's
+// starting point), and the finding says so; one that leaves the band later does not get that sentence.
+TEST(BoundKind, SaysWhenTheRunStartedBeyondTheBound) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_above_range");
+  ASSERT_NE(spec, nullptr);
+  std::vector<int64_t> steps;
+  std::vector<double> from_start, later;
+  for (int i = 0; i < 40; ++i) {
+    steps.push_back(i + 1);
+    from_start.push_back(1.1 + 0.01 * (i % 3));
+    later.push_back(i < 20 ? 0.05 : 1.1);
+  }
+  auto started = scan_with(*spec, one_metric_run("policy/kl", steps, from_start));
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_NE(started[0].explanation.find("from the run's first logged points"), std::string::npos) << started[0].explanation;
+  auto left = scan_with(*spec, one_metric_run("policy/kl", steps, later));
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].explanation.find("from the run's first logged points"), std::string::npos) << left[0].explanation;
+}
+
 TEST(DetectorCatalog, BuiltinParsesAndCoversEveryFaultType) {
   const DetectorCatalog& catalog = builtin_detector_catalog();
   ASSERT_FALSE(catalog.detectors.empty());

@@ -111,6 +111,7 @@ class Bound final : public Detector {
     }
     if (pending_ == 0) {
       first_crossing_step_ = step;
+      first_crossing_seen_ = seen_;
       needed_points_ = points_needed(warning);
     }
     pending_quiet_ = 0;
@@ -124,6 +125,7 @@ class Bound final : public Detector {
     // Dated now, with every point of the excursion so far: a take-off judged at its first point alone would be one
     // noisy value. A run whose starting level is already beyond the bound began in this state: its first crossing.
     bool began_beyond = up_ ? start_ > warning : start_ < warning;
+    episode_began_beyond_ = began_beyond && !relative_ && first_crossing_seen_ <= start_points_;
     first_crossing_onset_ = date_change_ && !began_beyond ? onset_of_excursion(warning) : first_crossing_step_;
     // A take-off inside the excursion (0.37 nats, then 17.8 at the next point) is no later than its first point
     // beyond the bound: the episode holds that point.
@@ -287,6 +289,14 @@ class Bound final : public Detector {
     }
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
     if (critical_points_ >= min_points_) findings_.back().severity = Severity::critical;
+    // A run whose first logged points were already beyond an absolute bound (a per-token KL of 1.1 nats at step 1)
+    // started there: training had no time to move it, so the cause is in how the run was set up.
+    if (episode_began_beyond_) {
+      findings_.back().evidence["from_start"] = 1;
+      findings_.back().explanation +=
+          " It was there from the run's first logged points, before training could have moved it far: look first at "
+          "how the run was set up.";
+    }
     if (progress_required_) {
       char note[160];
       std::snprintf(note, sizeof note, " Meanwhile %s %s from %.3g to %.3g.", required_name_.c_str(),
@@ -377,6 +387,9 @@ class Bound final : public Detector {
   static constexpr double START_OUTLIER_FACTOR = 10.0;
   std::vector<double> scratch_, diffs_;
   int64_t first_crossing_onset_ = 0, first_crossing_step_ = 0;
+  // The open episode began at the run's first points, which were beyond the (absolute) bound.
+  bool episode_began_beyond_ = false;
+  int64_t first_crossing_seen_ = 0;
   // A progress context input: its first values (for its start level and early noise) and its last ones, as it stood
   // at each point of the watched metric (its latest value; the two are logged together in the usual case).
   struct Progress {
