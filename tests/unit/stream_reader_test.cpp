@@ -261,6 +261,14 @@ metrics:
   EXPECT_DOUBLE_EQ(run.find("custom/score")->wall_times[0], 1704067200.0);
 }
 
+// TRL logs the mean completion length under two names, one of them rounded: the same value, nothing to report.
+TEST(StreamReader, TwoNamesForOneValuePrintedDifferentlyAreNotReported) {
+  ReadOutput out = read_text("{\"step\": 1, \"completion_length\": 121.2, \"completions/mean_length\": 121.25}\n",
+                             "trainer.jsonl");
+  EXPECT_TRUE(has_series(only_run(out), "response/length_mean", {1}, {121.2}));
+  EXPECT_EQ(out.diagnostics.total(), 0u);
+}
+
 TEST(ReadOptions, ForcedFormatOverridesSniffing) {
   struct Case {
     rldk::Format format;

@@ -10,6 +10,9 @@ namespace rldk::io {
 
 namespace {
 constexpr double MAX_EXACT_STEP = 9007199254740992.0;  // 2^53
+// Two names for one metric whose values differ by less than this (relative) differ only in how they were printed:
+// TRL's consoles print four significant digits.
+constexpr double SAME_VALUE_RELATIVE = 1e-3;
 
 std::string describe(const FlatRecord& record, const FlatField& field) {
   switch (field.kind) {
@@ -222,11 +225,14 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
     }
     // Two names for one metric in one record (TRL prints completion_length and completions/mean_length, verl
     // timing_s/step and perf/time_per_step): one point, the first name's; a series never gets two points at a step
-    // from one record. Different values are worth a word: the second is not lost silently.
+    // from one record. Different values are worth a word: the second is not lost silently. Values that differ by
+    // printing alone (one name rounded to a few digits, 121.2 and 121.25) are the same value.
     if (seen_in_record_.size() <= c.metric) seen_in_record_.resize(c.metric + 1, 0);
     if (seen_in_record_[c.metric] == record_stamp_) {
       for (const auto& [metric, kept] : record_points_) {
-        if (metric == c.metric && !(kept == value || (std::isnan(kept) && std::isnan(value)))) {
+        bool same = kept == value || (std::isnan(kept) && std::isnan(value)) ||
+                    std::fabs(kept - value) <= SAME_VALUE_RELATIVE * std::max(std::fabs(kept), std::fabs(value));
+        if (metric == c.metric && !same) {
           context_.diagnose("duplicate_metric", line,
                             "two names for one metric in one record with different values: " +
                                 std::string(record.key(f)) + " = " + describe(record, f) + " was dropped, " +
