@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "detect/kinds.h"
@@ -23,6 +24,22 @@ rldk::Run one_metric_run(const std::string& name, const std::vector<int64_t>& st
   s.wall_times.assign(steps.size(), NAN);
   s.segments.assign(steps.size(), 0);
   return run;
+}
+
+// Steps 1..n, as a run logged at every step has them.
+std::vector<int64_t> steps_from_1(int n) {
+  std::vector<int64_t> steps;
+  for (int i = 0; i < n; ++i) steps.push_back(i + 1);
+  return steps;
+}
+
+// n values at level(i) with multiplicative noise (5 % log-normal), the way KL and gradient norms scatter.
+std::vector<double> noisy_levels(int n, uint64_t seed, const std::function<double(int)>& level) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  std::vector<double> values;
+  for (int i = 0; i < n; ++i) values.push_back(level(i) * std::exp(noise(rng)));
+  return values;
 }
 
 std::vector<Finding> scan_with(const DetectorSpec& spec, const rldk::Run& run) {
@@ -81,16 +98,9 @@ TEST(FloorKind, RewardFallenToItsFloorAndStayed) {
 TEST(RunScan, AShiftInsideTheHealthyRangeIsANoteWhateverOneBatchDid) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_drift");
   ASSERT_NE(spec, nullptr);
-  std::vector<int64_t> steps;
-  std::vector<double> kl;
-  std::mt19937_64 rng(3);
-  std::normal_distribution<double> noise(0.0, 0.05);
-  for (int i = 0; i < 300; ++i) {
-    steps.push_back(i + 1);
-    kl.push_back((i < 150 ? 0.04 : 0.12) * std::exp(noise(rng)));
-  }
+  std::vector<double> kl = noisy_levels(300, 3, [](int i) { return i < 150 ? 0.04 : 0.12; });
   kl[220] = 2.6;
-  auto found = scan_with(*spec, one_metric_run("policy/kl", steps, kl));
+  auto found = scan_with(*spec, one_metric_run("policy/kl", steps_from_1(300), kl));
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].peak_value, 2.6);
   EXPECT_EQ(found[0].severity, Severity::info) << found[0].explanation;
@@ -102,14 +112,8 @@ TEST(RunScan, AShiftInsideTheHealthyRangeIsANoteWhateverOneBatchDid) {
 TEST(RunScan, ASpikeSaysWhetherItCameBack) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_spike");
   ASSERT_NE(spec, nullptr);
-  std::vector<int64_t> steps;
-  std::vector<double> kl;
-  std::mt19937_64 rng(5);
-  std::normal_distribution<double> noise(0.0, 0.05);
-  for (int i = 0; i < 80; ++i) {
-    steps.push_back(i + 1);
-    kl.push_back(0.05 * std::exp(noise(rng)));
-  }
+  std::vector<int64_t> steps = steps_from_1(80);
+  std::vector<double> kl = noisy_levels(80, 5, [](int) { return 0.05; });
   std::vector<double> back = kl, at_end = kl;
   back[60] = 0.9;
   at_end[78] = at_end[79] = 0.9;
@@ -226,9 +230,7 @@ TEST(BoundKind, OnsetNoLaterThanTheFirstPointBeyond) {
       0.1147, 0.1102, 0.1339, 0.1594, 0.1494, 0.1557, 0.1643, 0.1265, 0.4965, 0.1419, 0.1222, 0.1953, 0.146, 0.1445,
       0.126, 0.1105, 0.1537, 0.1376, 0.2019, 0.1255, 0.1237, 0.1092, 0.1894, 0.09937, 0.1518, 0.1157, 0.1402, 0.1161,
       0.1622, 0.3719, 17.76, 0.1295, 0.1034, 0.1032, 0.1056, 0.1327, 0.08952, 0.1193, 0.08703, 0.1112};
-  std::vector<int64_t> steps;
-  for (size_t i = 0; i < kl.size(); ++i) steps.push_back(static_cast<int64_t>(i + 1));
-  auto found = scan_with(*spec, one_metric_run("policy/kl", steps, kl));
+  auto found = scan_with(*spec, one_metric_run("policy/kl", steps_from_1(static_cast<int>(kl.size())), kl));
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].onset_step, 70);
   EXPECT_EQ(found[0].end_step, 71);
