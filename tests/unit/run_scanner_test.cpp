@@ -167,6 +167,18 @@ std::string joined(const std::vector<std::string>& lines) {
   return text;
 }
 
+// Metrics no detector reads, met out of name order (a fuzzer found it): the streamed scan and the whole run say the
+// same, the note that no detector could judge the run included.
+TEST(RunScanner, NothingJudgedNoteIsTheSameStreamedAndWhole) {
+  rldk_test::TempDir dir;
+  std::string path = dir.write("unknown.jsonl",
+                               "{\"name\":\"eval/reward/mean\",\"step\":0,\"value\":0.4}\n"
+                               "{\"name\":\"eVal/reward/mean\",\"step\":10,\"value\":0.4}\n");
+  std::string whole = replayed(path, true);
+  EXPECT_NE(whole.find("No detector could judge this run"), std::string::npos) << whole;
+  EXPECT_EQ(streamed(path, 2048), whole);
+}
+
 // A file sorted by metric (an export from a database, a CSV sorted by name) has every point after later steps of
 // another metric: the scan reads it whole (within planning) or a second time (after it), and reports what the
 // step-ordered file gives. Sorted within each training segment: a whole-file sort by name would put the second

@@ -489,9 +489,13 @@ void RunScanner::explain_nothing_judged(RunScan& scan, const std::set<std::strin
                                       [](const std::string& area) { return area != "numerics"; })) {
     return;
   }
+  // In name order: the same note whichever order the reader met the metrics in (a streamed scan and a whole run).
+  std::vector<std::string> sorted;
+  for (const Metric& m : metrics_) sorted.push_back(m.name);
+  std::sort(sorted.begin(), sorted.end());
   std::string names;
-  for (size_t i = 0; i < metrics_.size() && i < 6; ++i) names += (i ? ", " : "") + metrics_[i].name;
-  if (metrics_.size() > 6) names += ", ...";
+  for (size_t i = 0; i < sorted.size() && i < 6; ++i) names += (i ? ", " : "") + sorted[i];
+  if (sorted.size() > 6) names += ", ...";
   scan.notes.push_back("No detector could judge this run: none reads any of its " + std::to_string(metrics_.size()) +
                        " metrics (" + names + "; docs/metrics.md lists the names rldk knows), so only non-finite "
                        "values were checked, and the absence of findings says nothing about how training went. If "
