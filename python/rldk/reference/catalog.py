@@ -54,8 +54,11 @@ RUNS: List[Run] = [
         expect=(Expect("reward", "reward health reports saturation"),)),
     Run("summarize", "length_rm", "reward model that pays 0.05 per word of length", ("--reward", "length"),
         checks=("reward",), expect=(Expect("reward", "reward health reports a length bias"),)),
+    # The memory_leak guard judges 20 RSS samples after a grace of 10, counted from the trainer's first logged
+    # metric: at one sample per 0.25 s the leak must last well over 7.5 s of training. 60 steps leaked for about
+    # 5.5 s here and a faster machine finished inside the grace; 160 steps leak for 3x that (about 2.5 GB).
     Run("summarize", "memory_leak", "a debugging hook keeps every step's activations on a list",
-        ("--leak-mb-per-step", "16", "--steps", "60"), checks=("monitor",),
+        ("--leak-mb-per-step", "16", "--steps", "160"), checks=("monitor",),
         expect=(Expect("monitor", "the memory_leak guard warns on the trainer's sampled RSS"),)),
     Run("refusal", "healthy", None, ("--lr", "5e-4"), checks=("monitor", "doctor", "contamination")),
     Run("refusal", "eval_leak", "the safety eval's requests copied into the preference data", train=False,
