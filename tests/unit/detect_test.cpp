@@ -50,6 +50,54 @@ std::vector<Finding> scan_with(const DetectorSpec& spec, const rldk::Run& run) {
   return scan_run(run, options).findings;
 }
 
+// A proxy reward that rose and levelled off, with an eval reward wandering on its plateau (a clean synthetic PPO
+// run logged every 10 steps, evals every 50), is not hacking: the proxy's level is its mean over the evals'
+// stretch, so it stops "rising" when the proxy stops. An exponentially weighted proxy lagged 200 steps behind and
+// read the eval's wander as a critical reward_hacking_gold. A run with five evals, whose second eval was the
+// highest, is not judged from that single eval either. A proxy still climbing while the evals fall is hacking.
+TEST(HeldoutDeclineKind, AProxyThatLevelledOffIsNotHacking) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("reward_hacking_gold");
+  ASSERT_NE(spec, nullptr);
+  auto run_of = [](const std::vector<double>& proxy, const std::vector<double>& evals, int every, int eval_every) {
+    rldk::Run run = one_metric_run("reward/mean", {}, {});
+    Series& p = run.series["reward/mean"];
+    Series& e = run.series["eval/reward/mean"];
+    e.name = "eval/reward/mean";
+    for (size_t i = 0; i < proxy.size(); ++i) {
+      int64_t step = static_cast<int64_t>(i + 1) * every;
+      p.steps.push_back(step);
+      p.values.push_back(proxy[i]);
+      if (step % eval_every == 0 && static_cast<size_t>(step / eval_every) <= evals.size()) {
+        e.steps.push_back(step);
+        e.values.push_back(evals[step / eval_every - 1]);
+      }
+    }
+    for (Series* s : {&p, &e}) {
+      s->wall_times.assign(s->steps.size(), NAN);
+      s->segments.assign(s->steps.size(), 0);
+    }
+    return run;
+  };
+  std::vector<double> proxy;  // -0.27 -> 1.35 over 400 steps, then 1.35 +- 0.05
+  for (int i = 0; i < 100; ++i)
+    proxy.push_back((i < 40 ? -0.27 + 1.62 * i / 40.0 : 1.35) + 0.05 * std::sin(i * 1.9));
+  std::vector<double> plateau = {-0.179, -0.068, 0.050, 0.199, 0.163, 0.177, 0.264, 0.342, 0.444, 0.401,
+                                 0.293,  0.329,  0.351, 0.344, 0.324, 0.311, 0.342, 0.419, 0.440, 0.364};
+  EXPECT_TRUE(scan_with(*spec, run_of(proxy, plateau, 10, 50)).empty());
+
+  std::vector<double> settled;  // 0.37 -> 0.62 over 150 steps, then 0.62 +- 0.02, logged every 5 steps
+  for (int i = 0; i < 100; ++i) settled.push_back((i < 30 ? 0.37 + 0.25 * i / 30.0 : 0.62) + 0.02 * std::sin(i * 2.3));
+  EXPECT_TRUE(scan_with(*spec, run_of(settled, {0.35, 0.483, 0.459, 0.449, 0.437}, 5, 100)).empty());
+
+  std::vector<double> climbing;  // keeps climbing 0.2 -> 1.2 while the evals fall after their 8th
+  std::vector<double> falling;
+  for (int i = 0; i < 100; ++i) climbing.push_back(0.2 + 0.01 * i + 0.03 * std::sin(i * 1.9));
+  for (int j = 0; j < 20; ++j) falling.push_back((j < 8 ? 0.1 + 0.04 * j : 0.38 - 0.03 * (j - 8)) + 0.005 * std::sin(j * 2.1));
+  auto found = scan_with(*spec, run_of(climbing, falling, 10, 50));
+  ASSERT_FALSE(found.empty());
+  EXPECT_NEAR(static_cast<double>(found[0].onset_step), 500, 100);
+}
+
 // A run none of whose metrics rldk knows is judged on its non-finite values alone, and the scan says so; a run with
 // one known metric is judged and gets no such note.
 TEST(RunScan, SaysWhenNoDetectorCouldJudgeTheRun) {

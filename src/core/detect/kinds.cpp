@@ -32,7 +32,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"co_trend", {"reference_points", "window", "proxy_min_sigma", "other_min_relative_change", "other_min_sigma",
                     "min_points"}},
       {"flat", {"reference_points", "window", "flat_ratio", "min_move_sigma", "min_scale", "min_points"}},
-      {"heldout_decline", {"proxy_reference_points", "proxy_rate", "min_evals", "heldout_min_drop_sigma",
+      {"heldout_decline", {"proxy_reference_points", "min_evals", "heldout_min_drop_sigma",
                            "proxy_min_rise_sigma", "min_points"}},
       {"zero_variance_groups", {"group_size", "margin", "fallback_threshold", "min_points"}},
       {"schedule_jump", {"jump_fraction", "smooth_window", "smooth_fraction"}},
