@@ -234,6 +234,40 @@ TEST(CatalogDetectorRule, FiresAtTheStepTheDetectorConfirms) {
   EXPECT_EQ(findings[0].evidence.at("alarm_step"), 12.0);
 }
 
+// entropy_below_start is eased to a note when the reward rose (a healthy run sharpens its policy as it learns), so
+// live the rule does not warn while the reward has risen so far, as the scan reports only a note; with a flat
+// reward it warns, as the scan does. A reward that rose and then gave its gain back while the entropy stays low
+// releases the held-back warning. (A healthy verl PPO run warned 3 times live while its scan was quiet.)
+TEST(CatalogDetectorRule, AProgressEasedDetectorWarnsOnlyWhereTheScanWould) {
+  std::vector<double> entropy, rising, flat, lost;
+  for (int i = 0; i < 80; ++i) {
+    double wobble = 0.03 * std::sin(i * 1.7);
+    entropy.push_back((i < 20 ? 2.0 - 1.85 * i / 20.0 : 0.15) * (1 + wobble));  // 7.5 % of its start from step 21
+    rising.push_back(0.1 + 0.8 * std::min(1.0, i / 40.0) + wobble);
+    flat.push_back(0.3 + wobble);
+    lost.push_back((i < 25 ? 0.1 + 0.8 * i / 25.0 : i < 40 ? 0.9 - 0.8 * (i - 25) / 15.0 : 0.1) + wobble);
+  }
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_below_start");
+  ASSERT_NE(spec, nullptr);
+  ASSERT_EQ(spec->severity, Severity::warning);
+  auto live = [](const std::vector<double>& e, const std::vector<double>& reward) {
+    RuleEngine engine(rules_from("rules:\n  - id: entropy\n    detector: entropy_below_start\n"));
+    return replay_to_end(engine, {{"policy/entropy", e}, {"reward/mean", reward}});
+  };
+  auto scanned = [&](const std::vector<double>& reward) {
+    std::vector<Finding> found = run_detector_on_values(*spec, {{"policy/entropy", entropy}, {"reward/mean", reward}});
+    return found.size() == 1 ? found[0].severity : Severity::critical;
+  };
+  EXPECT_TRUE(live(entropy, rising).empty());
+  EXPECT_EQ(scanned(rising), Severity::info);
+  EXPECT_EQ(live(entropy, flat).size(), 1u);
+  EXPECT_EQ(scanned(flat), Severity::warning);
+  std::vector<Alert> released = live(entropy, lost);
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_GT(released[0].step, 25);
+  EXPECT_EQ(scanned(lost), Severity::warning);
+}
+
 TEST(CatalogDetectorRule, WithoutAMetricItWatchesTheDetectorsInputs) {
   RuleSet set = rules_from("rules:\n  - id: entropy\n    detector: {id: entropy_below_start}\n"
                            "  - id: kl\n    detector: kl_above_range\n    cooldown_steps: 5\n");

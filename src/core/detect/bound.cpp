@@ -72,6 +72,7 @@ class Bound final : public Detector {
     start_ = NaN;
     firsts_.clear();
     pending_ = pending_quiet_ = 0;
+    alarm_held_ = false;
     episode_onset_ = 1;
     episode_end_ = 0;
     history_.reset();
@@ -97,6 +98,11 @@ class Bound final : public Detector {
     if (std::isnan(warning)) return;  // a relative bound before its start level is known, or a start of 0
     bool beyond = up_ ? v > warning : v < warning;
     bool beyond_critical = !std::isnan(critical) && (up_ ? v > critical : v < critical);
+    // A held-back confirmation is raised as soon as the progress that eased it is gone while the episode lasts.
+    if (alarm_held_ && episode_.open && beyond && !eases_to_note_so_far()) {
+      alarm_held_ = false;
+      alarm(step);
+    }
     if (!beyond) {
       if (episode_.open) {
         if (++episode_.quiet_points > max_gap_) close();
@@ -133,7 +139,13 @@ class Bound final : public Detector {
     // Confirmed: the episode starts where the change began and holds every point beyond the bound since the first
     // crossing.
     pending_ = 0;
-    alarm(step);
+    // Live (a rule naming this detector), a confirmation the scan would report as a note is held back: a warning
+    // whose progress metric has risen so far is eased to a note (judge_progress), so `rldk monitor` would warn where
+    // `rldk scan` does not (a healthy verl PPO run whose entropy sharpened to under 10% of its start while the reward
+    // climbed). It is raised after all if the episode goes on to its critical level, which eases to a warning, or
+    // if the progress is lost while the episode lasts.
+    alarm_held_ = eases_to_note_so_far();
+    if (!alarm_held_) alarm(step);
     episode_.begin(first_crossing_onset_);
     critical_points_ = 0;
     alarm_step_ = step;
@@ -264,6 +276,18 @@ class Bound final : public Detector {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
     episode_.add(step, v, up_ ? w : -w);
     critical_points_ += beyond_critical ? 1 : 0;
+    if (alarm_held_ && critical_points_ >= min_points_) {
+      alarm_held_ = false;
+      alarm(step);
+    }
+  }
+  // Whether an episode confirmed now would be reported as a note because the progress metric has risen by now: a
+  // warning-level detector that progress eases, with progress judged on the data so far.
+  bool eases_to_note_so_far() {
+    if (!(progress_min_sigma_ > 0) || progress_required_ || spec_.severity != Severity::warning) return false;
+    const Progress& progress = active_progress();
+    double start = NaN, now = NaN;
+    return progress.input && progress.moved(progress_min_sigma_, start, now, scratch_);
   }
   void close() {
     if (!episode_.open) return;
@@ -438,6 +462,7 @@ class Bound final : public Detector {
   };
   double progress_min_sigma_ = 0;
   bool progress_required_ = false;
+  bool alarm_held_ = false;  // this episode's confirmation was held back as a note (eases_to_note_so_far)
   double required_start_ = NaN, required_now_ = NaN, required_sign_ = 1;
   std::string required_name_;
   double resolved_min_ratio_ = 0;
