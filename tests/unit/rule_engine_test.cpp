@@ -409,7 +409,7 @@ INSTANTIATE_TEST_SUITE_P(All, PresetRules, ::testing::ValuesIn(all_preset_rules(
 TEST(Presets, AllLoadWithoutWarnings) {
   auto names = preset_names();
   EXPECT_EQ(names, (std::vector<std::string>{"dpo_basic", "grpo_safe", "grpo_strict", "kl_drift", "length_bias", "memory_leak",
-                                             "ppo_safe", "ppo_strict", "rollouts"}));
+                                             "ppo_safe", "ppo_strict", "rollouts", "scan"}));
   for (const auto& n : names) {
     auto p = load_preset(n);
     ASSERT_TRUE(p.ok()) << n << ": " << to_string(p.error());

@@ -34,6 +34,7 @@ class CatalogDetector final : public RuleDetector {
   void reset() override {
     if (detector_) detector_->reset();
     first_step_.reset();
+    held_ = false;
     std::fill(x_.begin() + 1, x_.end(), NOT_A_NUMBER);
   }
 
@@ -83,12 +84,22 @@ class CatalogDetector final : public RuleDetector {
   }
 
   // The rule acts on confirmations; the findings the detector also builds (for the scan) are dropped, so memory
-  // stays bounded however long the monitor runs.
+  // stays bounded however long the monitor runs. The scan skips a detector whose required inputs the run never
+  // logged (a preference-loss detector on a GRPO run, which has a loss but no preference margin), so a
+  // confirmation is held until every required input has been logged, and raised then if it ever is.
   bool take_alarms() {
-    bool alarmed = !detector_->alarms().empty();
+    held_ = held_ || !detector_->alarms().empty();
     detector_->alarms().clear();
     detector_->findings().clear();
-    return alarmed;
+    if (!held_ || !has_required_inputs()) return false;
+    held_ = false;
+    return true;
+  }
+  bool has_required_inputs() const {
+    for (size_t r = 1; r < std::min(spec_.required_inputs, chosen_.size()); ++r) {
+      if (chosen_[r] == NONE) return false;
+    }
+    return true;
   }
 
   const DetectorSpec& spec_;  // in the built-in catalog, which lives as long as the program
@@ -99,6 +110,7 @@ class CatalogDetector final : public RuleDetector {
   std::vector<std::string> metric_names_;
   std::vector<double> x_;       // this point's value of every input (the scan's x)
   std::vector<size_t> chosen_;  // per input: the candidate the run logs, NONE before it has logged one
+  bool held_ = false;           // a confirmation waiting for a required input the run has not logged yet
 };
 
 }  // namespace

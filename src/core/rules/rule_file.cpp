@@ -18,6 +18,7 @@
 
 #include "io/lenient_json.h"
 #include "model/embedded_data.h"
+#include "rldk/json.h"
 #include "rldk/metric_dictionary.h"
 #include "rldk/rules.h"
 #include "rldk/scan.h"
@@ -326,8 +327,24 @@ Result<RuleSet> load_rules_file(const std::string& path) {
   return parse_rules(buffer.str(), path);
 }
 
+// The `scan` preset is built from the detector catalog rather than written out, so it always holds exactly the
+// scan's detectors: every one that reports a warning or worse and that a rule can drive (not non_finite, which the
+// other presets' nonfinite guards cover), each as a warn rule `scan_ID` with the scan's own code and parameters.
+// It never stops a trainer: the stop-level guards are the other presets' absolute bounds.
+constexpr const char* SCAN_PRESET = "scan";
+
+std::string scan_preset_text() {
+  std::string text = "rules:\n";
+  for (const DetectorSpec& d : builtin_detector_catalog().detectors) {
+    if (d.severity == Severity::info || d.kind == "non_finite") continue;
+    text += "  - id: scan_" + d.id + "\n    description: " + Json(d.title + " (the scan's " + d.id + ", live).").dump(-1) +
+            "\n    detector: " + d.id + "\n    actions: [warn]\n";
+  }
+  return text;
+}
+
 std::vector<std::string> preset_names() {
-  std::vector<std::string> names;
+  std::vector<std::string> names{SCAN_PRESET};
   for (const auto& f : embedded_files()) {
     std::string_view p = f.path;
     if (p.substr(0, 8) == "presets/" && p.size() > 13 && p.substr(p.size() - 5) == ".yaml") {
@@ -339,6 +356,19 @@ std::vector<std::string> preset_names() {
 }
 
 Result<RuleSet> load_preset(const std::string& name) {
+  if (name == SCAN_PRESET) {
+    auto rules = parse_rules(scan_preset_text(), "preset scan");
+    // Each rule is tested on its detector's own catalog test: live, it fires on the values that make the scan
+    // report and stays quiet on the values that must leave the scan quiet.
+    if (rules.ok()) {
+      for (Rule& r : rules->rules) {
+        const DetectorSpec* spec = builtin_detector_catalog().find(r.detector->catalog_id);
+        r.test_fires = spec->test_fires;
+        r.test_quiet = spec->test_quiet;
+      }
+    }
+    return rules;
+  }
   std::string_view text = embedded_file("presets/" + name + ".yaml");
   if (text.empty()) {
     std::string known;
