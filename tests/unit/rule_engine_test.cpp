@@ -268,6 +268,23 @@ TEST(CatalogDetectorRule, AProgressEasedDetectorWarnsOnlyWhereTheScanWould) {
   EXPECT_EQ(scanned(lost), Severity::warning);
 }
 
+// The scan skips a detector whose required inputs the run never logged; live, its confirmation is held until they
+// appear. preference_loss_rising needs a preference metric: a GRPO loss (about beta x KL) that climbs is not judged
+// (it warned on healthy GRPO runs through the scan preset); the same climb in a run that logs margins is.
+TEST(CatalogDetectorRule, HoldsItsAlarmUntilTheRunLogsItsRequiredInputs) {
+  std::vector<double> loss, margin;
+  for (int i = 0; i < 120; ++i) {
+    loss.push_back((i < 20 ? 0.69 - 0.003 * i : 0.63 + 0.004 * (i - 20)) + 0.02 * std::sin(i * 1.7));
+    margin.push_back(0.1 + 0.005 * i + 0.05 * std::sin(i * 1.3));
+  }
+  auto live = [](const std::map<std::string, std::vector<double>>& series) {
+    RuleEngine engine(rules_from("rules:\n  - id: pref\n    detector: preference_loss_rising\n"));
+    return replay_to_end(engine, series);
+  };
+  EXPECT_TRUE(live({{"train/loss", loss}}).empty());
+  EXPECT_EQ(live({{"train/loss", loss}, {"pref/reward_margin", margin}}).size(), 1u);
+}
+
 TEST(CatalogDetectorRule, WithoutAMetricItWatchesTheDetectorsInputs) {
   RuleSet set = rules_from("rules:\n  - id: entropy\n    detector: {id: entropy_below_start}\n"
                            "  - id: kl\n    detector: kl_above_range\n    cooldown_steps: 5\n");
