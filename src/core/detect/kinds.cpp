@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "detect/kind_support.h"
 #include "detect/streaming.h"
+#include "rldk/metric_dictionary.h"
 #include "stats/change_point.h"
 #include "stats/robust.h"
 
@@ -70,6 +72,51 @@ void ease(Finding& f, Severity to, const std::string& because) {
   f.severity = to;
   f.explanation += because;
   f.eased_because += because;
+}
+
+// A change judged against the run's own history (a KL "drift" from 1e-13 to 1e-5, a level shift from 0.01 to
+// 0.05 nats) is worth knowing but is no warning while the metric stays inside its healthy range: the domain
+// knowledge in data/metrics.yaml gates the severity of relative detectors. Bound detectors judge the range
+// themselves and are left alone. A spike is judged by the level it came back to: a KL of 1.1 nats at one step of a
+// run that stays at 0.08 is one batch (with one prompt per step, one odd completion), not the policy moving away
+// from its reference, which would keep the KL up.
+void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
+  if (spec.kind == "bound" || f.severity == Severity::info) return;
+  const MetricInfo* info = MetricDictionary::builtin().find(f.metric);
+  if (info == nullptr) return;
+  std::string direction = spec.option("direction", "both");
+  // A shift is judged by the level it moved to (the smoothed level it reached, else its mean level), not by its
+  // most extreme point: one batch's KL of 2.6 inside a shift from 0.04 to 0.12 nats is a spike (kl_spike judges
+  // it), and the level stayed healthy; a ramp whose mean is 0.2 but that reached 0.5 did not. A finding without a
+  // level is judged by its peak.
+  double reached = f.peak_value;
+  for (const char* key : {"level", "reached"}) {
+    auto it = f.evidence.find(key);
+    if (it != f.evidence.end() && std::isfinite(it->second)) reached = it->second;
+  }
+  auto baseline = f.evidence.find("baseline");
+  bool spike = spec.kind == "spike" && baseline != f.evidence.end() && std::isfinite(baseline->second);
+  // A spike still under way when the data ended has not come back to anything yet.
+  if (spike && f.evidence.count("open_at_end")) return;
+  if (spike) reached = baseline->second;
+  const HealthyRange& range = info->healthy;
+  bool inside = false;
+  double limit = std::numeric_limits<double>::quiet_NaN();
+  if (direction == "up" && range.above.set() && reached <= range.above.warning) inside = true, limit = range.above.warning;
+  if (direction == "down" && range.below.set() && reached >= range.below.warning) inside = true, limit = range.below.warning;
+  if (!inside) return;
+  f.evidence["healthy_limit"] = limit;
+  char note[240];
+  if (spike) {
+    std::snprintf(note, sizeof note,
+                  " It came back inside the healthy range of %s (%s %.3g): one batch, not a lasting change, so this is "
+                  "a note, not a warning.",
+                  f.metric.c_str(), direction == "up" ? "below" : "above", limit);
+  } else {
+    std::snprintf(note, sizeof note, " It stayed inside the healthy range of %s (%s %.3g), so this is a note, not a warning.",
+                  f.metric.c_str(), direction == "up" ? "below" : "above", limit);
+  }
+  ease(f, Severity::info, note);
 }
 
 void Detector::report(int64_t onset, int64_t end, int64_t peak_step, double peak_value,

@@ -65,6 +65,11 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec);
 // sentence with its leading space) ends the explanation and is kept as Finding::eased_because.
 void ease(Finding& f, Severity to, const std::string& because);
 
+// A relative detector's finding (a shift, a drift, a spike judged against the run's own history) whose metric stayed
+// inside its healthy range (data/metrics.yaml) becomes a note: the scan applies it to every finding, and a live rule
+// to the finding reported with its alarm (a spike, reported at its first point back).
+void apply_healthy_range(const DetectorSpec& spec, Finding& f);
+
 // Catalog parameters that count points (warm-ups, windows, how long a condition must hold) are written for a run
 // logged at every optimizer step, so they are counts of steps. A run logged every `interval` steps (TRL's
 // logging_steps of 5-20) reaches them in 1/interval as many points: the copy returned has each such count divided

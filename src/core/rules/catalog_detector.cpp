@@ -88,12 +88,28 @@ class CatalogDetector final : public RuleDetector {
   // logged (a preference-loss detector on a GRPO run, which has a loss but no preference margin), so a
   // confirmation is held until every required input has been logged, and raised then if it ever is.
   bool take_alarms() {
-    held_ = held_ || !detector_->alarms().empty();
+    held_ = held_ || raises_a_warning();
     detector_->alarms().clear();
     detector_->findings().clear();
     if (!held_ || !has_required_inputs()) return false;
     held_ = false;
     return true;
+  }
+  // Whether this point's alarms are worth a warning. A finding the detector reported together with its alarm (a
+  // spike is confirmed and reported at its first point back) is judged as the scan judges it: one that came back
+  // inside the metric's healthy range is a note in the scan (a KL of 1.3 nats at one batch of a run that stays at
+  // 0.02), and the rule stays quiet. An alarm whose episode is reported later (a level shift) is raised.
+  bool raises_a_warning() {
+    for (int64_t step : detector_->alarms()) {
+      bool note = false;
+      for (Finding& f : detector_->findings()) {
+        if (f.end_step != step || f.severity == Severity::info) continue;  // an info detector's rule still fires
+        detect::apply_healthy_range(scaled_, f);
+        note = f.severity == Severity::info;
+      }
+      if (!note) return true;
+    }
+    return false;
   }
   bool has_required_inputs() const {
     for (size_t r = 1; r < std::min(spec_.required_inputs, chosen_.size()); ++r) {
