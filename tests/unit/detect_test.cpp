@@ -286,6 +286,28 @@ TEST(BoundKind, OnsetNoLaterThanTheFirstPointBeyond) {
 
 // A KL beyond its band from the run's first logged points is a setup problem (the reference is not the policy's
 // starting point), and the finding says so; one that leaves the band later does not get that sentence.
+// A bound's onset dates where the move began, before the first point beyond the bound; the text counts the points
+// beyond it from that first point and says where the move began (a verl PPO run's KL rose from 0.26 at step 188 and
+// first passed 0.3 at step 250: it was not "above 0.3 from step 188").
+TEST(BoundKind, CountsThePointsBeyondFromTheFirstOfThem) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_above_range");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> kl;
+  for (int i = 0; i < 120; ++i) {
+    double level = i < 40 ? 0.1 : i < 70 ? 0.1 + 0.25 * (i - 40) / 30.0 : 0.36;
+    kl.push_back(level * (1 + 0.02 * std::sin(i * 1.7)));
+  }
+  auto found = scan_with(*spec, one_metric_run("policy/kl", steps_from_1(static_cast<int>(kl.size())), kl));
+  ASSERT_EQ(found.size(), 1u);
+  auto beyond = static_cast<int64_t>(found[0].evidence.at("beyond_step"));
+  EXPECT_LT(found[0].onset_step, beyond);
+  EXPECT_GT(kl[static_cast<size_t>(beyond - 1)], 0.3);
+  EXPECT_LE(kl[static_cast<size_t>(beyond - 2)], 0.3);
+  EXPECT_NE(found[0].explanation.find("from step " + std::to_string(beyond) + " through"), std::string::npos);
+  EXPECT_NE(found[0].explanation.find("Its move there began at step " + std::to_string(found[0].onset_step) + "."),
+            std::string::npos);
+}
+
 TEST(BoundKind, SaysWhenTheRunStartedBeyondTheBound) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_above_range");
   ASSERT_NE(spec, nullptr);

@@ -301,7 +301,8 @@ class Bound final : public Detector {
                                               {"level", episode_.mean()},
                                               {"points", static_cast<double>(episode_.points)},
                                               {"critical_points", static_cast<double>(critical_points_)},
-                                              {"alarm_step", static_cast<double>(alarm_step_)}};
+                                              {"alarm_step", static_cast<double>(alarm_step_)},
+                                              {"beyond_step", static_cast<double>(first_crossing_step_)}};
     if (relative_) {
       evidence["start"] = start_;
       evidence["ratio"] = start_ != 0 ? episode_.peak_value / start_ : NaN;
@@ -313,6 +314,14 @@ class Bound final : public Detector {
     }
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
     if (critical_points_ >= min_points_) findings_.back().severity = Severity::critical;
+    // The onset dates where the move began; a text that counts the points beyond the bound from the first of them
+    // ({beyond_step}) says the move before it separately (a KL that rose from 0.26 at step 188 and first passed 0.3
+    // at step 250 was not "above 0.3 from step 188").
+    if (episode_.onset < first_crossing_step_ && spec_.explanation.find("{beyond_step}") != std::string::npos) {
+      char note[120];
+      std::snprintf(note, sizeof note, " Its move there began at step %lld.", static_cast<long long>(episode_.onset));
+      findings_.back().explanation += note;
+    }
     // A run whose first logged points were already beyond an absolute bound (a per-token KL of 1.1 nats at step 1)
     // started there: training had no time to move it, so the cause is in how the run was set up.
     if (episode_began_beyond_) {
