@@ -422,6 +422,47 @@ TEST(ConsoleCustom, BracketedCounterLinesWinOverPerSamplePrints) {
   EXPECT_TRUE(out.diagnostics.empty());
 }
 
+// A custom PPO loop prints a stats dict (values as tensor(...) reprs) and then its "Step: N | Loss | KL" line. The
+// stepped line wins the choice; the dict goes with it, at its step, instead of being dropped with its rewards and
+// advantages. Printed after the stepped line, it takes the step before it. A metric both print stays the stepped
+// line's; a dict out of turn (two in a row) is dropped and counted.
+TEST(ConsoleCustom, AStatsDictPrintedWithEachStepLineTakesItsStep) {
+  std::string before;
+  for (int step = 1; step <= 5; ++step) {
+    before += "{'adv_mean': tensor(0." + std::to_string(step) + ", device='mps:0'), 'reward_mean': tensor(-0.00" +
+              std::to_string(step) + ", device='mps:0'), 'policy_loss': 0.0" + std::to_string(step) + ", 'KL': 9.9}\n";
+    before += "Step: " + std::to_string(step) + " | Loss: 0.00" + std::to_string(step) + " | KL: 0.0" +
+              std::to_string(step) + "\n";
+  }
+  ReadOutput out = read_text(before, "ppo.log");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {
+                      {"advantage/mean", {1, 2, 3, 4, 5}, {0.1, 0.2, 0.3, 0.4, 0.5}},
+                      {"reward/mean", {1, 2, 3, 4, 5}, {-0.001, -0.002, -0.003, -0.004, -0.005}},
+                      {"policy/loss", {1, 2, 3, 4, 5}, {0.01, 0.02, 0.03, 0.04, 0.05}},
+                      {"policy/kl", {1, 2, 3, 4, 5}, {0.01, 0.02, 0.03, 0.04, 0.05}},
+                      {"train/loss", {1, 2, 3, 4, 5}, {0.001, 0.002, 0.003, 0.004, 0.005}},
+                  });
+  EXPECT_NE(out.detail.find("with hf-dict (5 lines, at the step of the line printed after each)"), std::string::npos)
+      << out.detail;
+
+  std::string after;
+  for (int step = 1; step <= 4; ++step) {
+    after += "Step: " + std::to_string(step * 10) + " | Loss: 0.5\n";
+    after += "{'reward_mean': " + std::to_string(step) + ".5}\n";
+    if (step == 3) after += "{'reward_mean': 99.0}\n";  // out of turn
+  }
+  ReadOutput out_after = read_text(after, "ppo.log");
+  const rldk::Run& run_after = only_run(out_after);
+  expect_all(run_after, {
+                            {"reward/mean", {10, 20, 30, 40}, {1.5, 2.5, 3.5, 4.5}},
+                            {"train/loss", {10, 20, 30, 40}, {0.5, 0.5, 0.5, 0.5}},
+                        });
+  EXPECT_NE(out_after.detail.find("at the step of the line printed before each; 1 line out of turn dropped"),
+            std::string::npos)
+      << out_after.detail;
+}
+
 TEST(ConsoleCustom, StepLabelsAndCounters) {
   struct Case {
     const char* name;

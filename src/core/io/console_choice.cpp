@@ -155,7 +155,14 @@ void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t 
     return;
   }
   if (slot == winner_) {
-    emit_(match.shape, match.from, step, record, line);
+    deliver_winner(match.from, step, record, line);
+    return;
+  }
+  if (slot == companion_) {
+    Held held{slot, match.from, step, line, FlatRecord{}};
+    held.record.fields = record.fields;
+    held.record.arena = record.arena;
+    accept_companion(std::move(held));
     return;
   }
   // A strong shape after a weak winner, or one that carries more metrics than a strong winner (a second training
@@ -180,11 +187,90 @@ void ShapeChooser::decide(size_t slot, uint64_t line) {
     }
   }
   winner_ = slot;
-  for (const auto& h : held_) {
-    if (h.slot == slot) emit_(shape_of(slot), h.from, h.step, h.record, h.line);
+  if (pending_) ++companion_dropped_;  // a switch: what the old winner's companion held is not the new one's
+  pending_.reset();
+  last_step_.reset();
+  companion_due_ = false;
+  choose_companion();
+  for (auto& h : held_) {
+    if (h.slot == slot) deliver_winner(h.from, h.step, h.record, h.line);
+    if (h.slot == companion_) accept_companion(std::move(h));
   }
   held_.clear();
   held_bytes_ = 0;
+}
+
+// A dict shape without steps of its own, beside a winner that carries its steps.
+bool ShapeChooser::may_accompany(size_t slot) const {
+  Shape shape = shape_of(slot);
+  return slot != winner_ && winner_ != NONE && carries_step(winner_) && !weak(winner_) && !carries_step(slot) &&
+         shape != Shape::tqdm_postfix && !splits_stepless(shape) && stats_[slot].records > 0;
+}
+
+// From the look-ahead: the stepless dict shape whose records strictly alternate with the winner's (at least two of
+// each), and on which side of the winner's lines it is printed.
+void ShapeChooser::choose_companion() {
+  companion_ = NONE;
+  size_t best_records = 0;
+  for (size_t slot = 0; slot < SLOTS; ++slot) {
+    if (!may_accompany(slot)) continue;
+    size_t mine = 0, theirs = 0;
+    bool alternates = true;
+    std::optional<bool> last_was_mine, first_was_mine;
+    for (const auto& h : held_) {
+      if (h.slot != slot && h.slot != winner_) continue;
+      bool is_mine = h.slot == slot;
+      if (last_was_mine && *last_was_mine == is_mine) alternates = false;
+      if (!first_was_mine) first_was_mine = is_mine;
+      last_was_mine = is_mine;
+      (is_mine ? mine : theirs) += 1;
+    }
+    if (alternates && mine >= 2 && theirs >= 2 && mine > best_records) {
+      companion_ = slot;
+      companion_before_ = *first_was_mine;
+      best_records = mine;
+    }
+  }
+}
+
+void ShapeChooser::deliver_winner(StepFrom from, std::optional<int64_t> step, const FlatRecord& record, uint64_t line) {
+  if (pending_) {
+    emit_companion(*pending_, step);
+    pending_.reset();
+  }
+  emit_(shape_of(winner_), from, step, record, line);
+  last_step_ = step;
+  companion_due_ = true;
+}
+
+void ShapeChooser::accept_companion(Held held) {
+  if (companion_before_) {
+    if (pending_) ++companion_dropped_;  // two in a row: the older one goes with no winner line
+    pending_ = std::move(held);
+    return;
+  }
+  if (companion_due_ && last_step_) {
+    emit_companion(held, last_step_);
+    companion_due_ = false;
+  } else {
+    ++companion_dropped_;
+  }
+}
+
+// The companion's record at the winner line's step, without the metrics the winner logs itself.
+void ShapeChooser::emit_companion(const Held& held, std::optional<int64_t> step) {
+  if (!step) {
+    ++companion_dropped_;
+    return;
+  }
+  FlatRecord own;
+  own.arena = held.record.arena;
+  for (const auto& f : held.record.fields) {
+    scratch_.assign(held.record.key(f));
+    if (!stats_[winner_].keys.count(scratch_)) own.fields.push_back(f);
+  }
+  emit_(shape_of(companion_), StepFrom::follows, step, own, held.line);
+  ++companion_records_;
 }
 
 void ShapeChooser::finish() {
@@ -198,6 +284,8 @@ void ShapeChooser::finish() {
     }
     if (best != NONE) decide(best, 0);
   }
+  if (pending_) ++companion_dropped_;  // printed after the last winner line, with none to go with
+  pending_.reset();
   held_.clear();
   held_bytes_ = 0;
   finished_ = true;
@@ -229,9 +317,17 @@ std::string ShapeChooser::detail(uint64_t config_lines, uint64_t summaries) cons
   size_t shown = winner_ != NONE ? winner_ : finished_ ? NONE : leader(true);
   std::string out = shown == NONE ? "console (no metric lines)" : "console: " + describe(shown, true);
   if (shown != NONE && switched_at_ > 0) out += " from line " + std::to_string(switched_at_);
+  bool accompanied = shown != NONE && shown == winner_ && companion_ != NONE && companion_records_ > 0;
+  if (accompanied) {
+    out += " with " + std::string(shape_name(shape_of(companion_))) + " (" +
+           plural(companion_records_, "line", "lines") + ", at the step of the line printed " +
+           (companion_before_ ? "after" : "before") + " each";
+    if (companion_dropped_ > 0) out += "; " + plural(companion_dropped_, "line", "lines") + " out of turn dropped";
+    out += ")";
+  }
   std::string ignored;
   for (size_t slot = 0; slot < SLOTS; ++slot) {
-    if (slot == shown || stats_[slot].records == 0) continue;
+    if (slot == shown || (accompanied && slot == companion_) || stats_[slot].records == 0) continue;
     ignored += (ignored.empty() ? "" : ", ") + describe(slot, false);
   }
   if (!ignored.empty()) out += "; ignored: " + ignored;

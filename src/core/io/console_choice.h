@@ -15,6 +15,13 @@
 // winner, a strong shape that turns up later still takes over (its records are buffered until it has shown its
 // steps), so a long preamble of prints cannot lock the run to them; so does a stepped shape with more metrics than
 // a stepped winner (a second training stage printed another way); earlier emitted points stay.
+//
+// A stepped winner may have a companion: a stepless dict printed once per winner line, always just before it or
+// always just after it (a custom PPO loop prints its stats dict, with tensor(...) values, and then
+// "Step: N | Loss: ... | KL: ..."). Its records take the step of the winner line they go with (before: the next
+// one; after: the previous one) instead of being dropped. The companion is chosen with the winner, from the
+// look-ahead, only when its records and the winner's strictly alternate; a record that breaks the alternation
+// later is dropped (and counted), and metrics the winner itself logs stay the winner's.
 #pragma once
 
 #include <array>
@@ -98,6 +105,11 @@ class ShapeChooser {
   void hold(size_t slot, const Match& match, std::optional<int64_t> step, const FlatRecord& record, uint64_t line);
   bool room() const;
   void decide(size_t slot, uint64_t line);
+  bool may_accompany(size_t slot) const;
+  void choose_companion();
+  void deliver_winner(StepFrom from, std::optional<int64_t> step, const FlatRecord& record, uint64_t line);
+  void accept_companion(Held held);
+  void emit_companion(const Held& held, std::optional<int64_t> step);
   std::string describe(size_t slot, bool winner) const;
 
   RecordInterpreter& roles_;
@@ -110,6 +122,13 @@ class ShapeChooser {
   std::string scratch_;       // a key being looked up among a shape's keys
   uint64_t switched_at_ = 0;  // the line where a later strong shape took over from a weak winner
   bool finished_ = false;
+  // The winner's companion (see the top of this file).
+  size_t companion_ = NONE;
+  bool companion_before_ = true;      // printed before the winner line it goes with (else after it)
+  std::optional<Held> pending_;       // before: the companion record waiting for the next winner line
+  std::optional<int64_t> last_step_;  // after: the step of the last winner line
+  bool companion_due_ = false;        // after: a winner line came since the last companion record
+  uint64_t companion_records_ = 0, companion_dropped_ = 0;
 };
 
 }  // namespace rldk::io::console
