@@ -58,6 +58,10 @@ class RuleEngine {
   SeriesHandle series(std::string_view run_id, std::string_view name, std::string_view raw_name);
   void observe(SeriesHandle series, int64_t step, double value, double time, std::vector<Alert>& alerts);
   void flush(std::vector<Alert>& alerts);  // evaluates every pending step
+  // A training setting the run's log printed (data/metrics.yaml `settings`, e.g. entropy_coeff): a rule that names a
+  // scan detector eased by that setting (an entropy rise in a run with an entropy bonus) stays quiet where the scan
+  // reports only a note.
+  void setting(std::string_view run_id, std::string_view name, double value);
   // End of data: flushes, then rules whose detector judges whole episodes (a steady trend, a shift still open) get
   // its verdict; an alert it raises carries the series' latest observation. Called once, when the data has ended.
   void finish(std::vector<Alert>& alerts);

@@ -73,12 +73,25 @@ def scan(path):
     return run
 
 
+def monitor_alerts(path, presets):
+    """Every alert of `rldk monitor --once` with the presets (as report.json lists them)."""
+    args = ["monitor", "--once", path, "--out", None, "--fail-on", "never"]
+    for preset in presets:
+        args += ["--preset", preset]
+    with tempfile.TemporaryDirectory() as out:
+        args[args.index(None)] = out
+        _run(args)
+        report = json.loads((pathlib.Path(out) / "report.json").read_text())
+    return report["alerts"]
+
+
 def monitor_stops(path, preset):
     """(step, metric, rule) of every stop alert of `rldk monitor --once` with the preset."""
-    with tempfile.TemporaryDirectory() as out:
-        _run(["monitor", "--once", path, "--preset", preset, "--out", out, "--fail-on", "never"])
-        report = json.loads((pathlib.Path(out) / "report.json").read_text())
-    return [(a["step"], a["metric"], a["rule_id"]) for a in report["alerts"] if a["action"] == "stop"]
+    return stops_of(monitor_alerts(path, [preset]))
+
+
+def stops_of(alerts):
+    return [(a["step"], a["metric"], a["rule_id"]) for a in alerts if a["action"] == "stop"]
 
 
 def ingest(path):
@@ -166,7 +179,18 @@ def judge(case):
                 failure["type"], ",".join(str(f["onset_step"]) for f in hits), failure["onset_step"], tolerance))
         else:
             row["missed"].append("%s@%d: no finding" % (failure["type"], failure["onset_step"]))
-    row["contract"] = contract_breaks(path, case.get("algorithm"), run["findings"])
+    # Live: the algorithm's guard preset and the scan's detectors (`--preset scan`), as a user would watch the run.
+    # Its stops are the contract's; its first alert says whether the run was flagged in time.
+    preset = MATCHING_PRESET.get(str(case.get("algorithm") or "").lower())
+    alerts = monitor_alerts(path, ([preset] if preset else []) + ["scan"])
+    row["contract"] = contract_breaks(path, case.get("algorithm"), run["findings"], stops_of(alerts) if preset else [])
+    first = min((a["step"] for a in alerts if a.get("run_id") != "sys"), default=None)
+    row["live_first_alert"] = first
+    if case.get("verdict") == "healthy":
+        row["live_alerted"] = first is not None
+    elif case.get("failures"):
+        onset = min(f["onset_step"] for f in case["failures"])
+        row["live_on_time"] = first is not None and first <= onset + tolerance
     return row
 
 
@@ -203,7 +227,20 @@ def markdown(rows):
                  "%d read right; %d contract breaks." % (
                      len(rows), found, failures, sum(1 for r in healthy if not r["false_alarms"]), len(healthy),
                      sum(1 for r in rows if not r["parse"]), sum(len(r["contract"]) for r in rows)))
+    lines.append("")
+    lines.append(live_summary(rows))
     return "\n".join(lines)
+
+
+def live_summary(rows):
+    failing = [r for r in rows if "live_on_time" in r]
+    healthy = [r for r in rows if "live_alerted" in r]
+    return ("Live (`rldk monitor --once` with the algorithm's guard preset and `--preset scan`): %d of %d failing logs "
+            "alerted within the tolerance of their first labeled failure, %d never alerted; %d of %d healthy logs "
+            "with an alert (a warning)." % (
+                sum(1 for r in failing if r["live_on_time"]), len(failing),
+                sum(1 for r in failing if r["live_first_alert"] is None),
+                sum(1 for r in healthy if r["live_alerted"]), len(healthy)))
 
 
 if __name__ == "__main__":

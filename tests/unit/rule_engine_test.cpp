@@ -305,6 +305,23 @@ TEST(CatalogDetectorRule, ASpikeBackInsideTheHealthyRangeIsNoWarningLive) {
   EXPECT_EQ(live(kl_with_spike(0.4)).size(), 1u);
 }
 
+// The scan reports an entropy rise in a run that trains with an entropy bonus as a note (the bonus pushes entropy up
+// on purpose); live, a run whose log printed entropy_coeff > 0 gets no alert from the same rule, one with a bonus of
+// 0 or none printed does. (verl runs with entropy_coeff 0.001-0.05 warned live while their scans were quiet.)
+TEST(CatalogDetectorRule, ADetectorEasedByASettingIsQuietWhenTheRunSetsIt) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_above_start");
+  ASSERT_NE(spec, nullptr);
+  ASSERT_EQ(spec->eased_by_setting, "entropy_coeff");
+  auto live = [&](std::optional<double> coeff) {
+    RuleEngine engine(rules_from("rules:\n  - id: rise\n    detector: entropy_above_start\n"));
+    if (coeff) engine.setting("test", "entropy_coeff", *coeff);
+    return replay_to_end(engine, spec->test_fires).size();
+  };
+  EXPECT_EQ(live(std::nullopt), 1u);
+  EXPECT_EQ(live(0.0), 1u);
+  EXPECT_EQ(live(0.01), 0u);
+}
+
 TEST(CatalogDetectorRule, WithoutAMetricItWatchesTheDetectorsInputs) {
   RuleSet set = rules_from("rules:\n  - id: entropy\n    detector: {id: entropy_below_start}\n"
                            "  - id: kl\n    detector: kl_above_range\n    cooldown_steps: 5\n");

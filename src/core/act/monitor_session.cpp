@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "act/monitor_outputs.h"
+#include "io/lenient_json.h"
 #include "io/mlflow_server.h"
 #include "io/wandb_server.h"
 #include "io/source_files.h"
@@ -64,7 +65,12 @@ class ObservationSink final : public PointSink {
     }
   }
   void on_segment(uint32_t, const Segment&) override {}
-  void on_meta(uint32_t, const std::string&, const std::string&) override {}
+  // Training settings the log printed reach the engine: detector rules ease by them as the scan does.
+  void on_meta(uint32_t run, const std::string& key, const std::string& value) override {
+    double number = 0;
+    if (key.rfind(SETTING_META_PREFIX, 0) != 0 || !io::parse_number(value, number)) return;
+    engine_.setting(runs_[run].id, std::string_view(key).substr(SETTING_META_PREFIX.size()), number);
+  }
   void on_point(uint32_t run, uint32_t metric, const Point& p) override {
     if (structured_) {
       if (fallback_ && *structured_) return;

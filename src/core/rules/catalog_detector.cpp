@@ -40,6 +40,11 @@ class CatalogDetector final : public RuleDetector {
 
   bool observe(int64_t step, double value, const RunMetrics& run) override {
     x_[0] = value;
+    // A warning the scan eases by a setting the run printed is a note there: none of its alarms is raised.
+    if (!spec_.eased_by_setting.empty() && spec_.severity == Severity::warning) {
+      auto setting = run.setting(spec_.eased_by_setting);
+      eased_by_setting_ = setting && *setting > 0;
+    }
     for (size_t r = 1; r < x_.size(); ++r) {
       if (auto latest = other_input(r, step, run)) x_[r] = *latest;
     }
@@ -100,6 +105,7 @@ class CatalogDetector final : public RuleDetector {
   // inside the metric's healthy range is a note in the scan (a KL of 1.3 nats at one batch of a run that stays at
   // 0.02), and the rule stays quiet. An alarm whose episode is reported later (a level shift) is raised.
   bool raises_a_warning() {
+    if (eased_by_setting_) return false;
     for (int64_t step : detector_->alarms()) {
       bool note = false;
       for (Finding& f : detector_->findings()) {
@@ -127,6 +133,7 @@ class CatalogDetector final : public RuleDetector {
   std::vector<double> x_;       // this point's value of every input (the scan's x)
   std::vector<size_t> chosen_;  // per input: the candidate the run logs, NONE before it has logged one
   bool held_ = false;           // a confirmation waiting for a required input the run has not logged yet
+  bool eased_by_setting_ = false;  // the run printed the setting that makes this detector's warnings notes
 };
 
 }  // namespace

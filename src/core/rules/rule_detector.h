@@ -19,6 +19,8 @@ class RunMetrics {
   virtual ~RunMetrics() = default;
   // The latest value of `name` logged at or before `step` in the current segment; nullopt when there is none.
   virtual std::optional<double> latest(const std::string& name, int64_t step) const = 0;
+  // A training setting the run printed (RuleEngine::setting); nullopt when it printed none.
+  virtual std::optional<double> setting(const std::string& /*name*/) const { return std::nullopt; }
 };
 
 class RuleDetector {

@@ -135,6 +135,7 @@ struct Alias {
 struct RunState {
   std::string id;
   NameIndex series_by_name;
+  std::map<std::string, double, std::less<>> settings;  // training settings the run printed (RuleEngine::setting)
   std::vector<Event> pending;  // observations of the step not yet evaluated
   std::deque<Extra> extras;    // tags and meta of pending observations (stable addresses)
 };
@@ -217,6 +218,11 @@ struct RuleEngine::State {
       const Series* s = engine_.find_series(run_, name);
       if (s == nullptr || !s->seen || s->step > step) return std::nullopt;
       return s->value;
+    }
+    std::optional<double> setting(const std::string& name) const override {
+      auto it = run_.settings.find(name);
+      if (it == run_.settings.end()) return std::nullopt;
+      return it->second;
     }
 
    private:
@@ -415,6 +421,12 @@ void RuleEngine::observe(Observation o, std::vector<Alert>& alerts) {
     e.extra = &run.extras.back();
   }
   state_->observe(e, alerts);
+}
+
+void RuleEngine::setting(std::string_view run_id, std::string_view name, double value) {
+  auto [run_it, new_run] = state_->run_index.try_emplace(std::string(run_id), static_cast<uint32_t>(state_->runs.size()));
+  if (new_run) state_->runs.emplace_back().id = std::string(run_id);
+  state_->runs[run_it->second].settings[std::string(name)] = value;
 }
 
 void RuleEngine::flush(std::vector<Alert>& alerts) {
