@@ -115,7 +115,7 @@ def test_real_log(case, rows):
 
 # Live monitoring on the same logs (`rldk monitor --once` with the guard preset and the scan preset): the regression
 # floor for how often a failing run is flagged in time and how rarely a healthy one is. Measured when these were
-# set: 44 of 56 failing logs in time (none missed entirely), 22 of 52 healthy logs with a warning; live there is no
+# set: 44 of 56 failing logs in time (none missed entirely), 20 of 52 healthy logs with a warning; live there is no
 # hindsight (a dip that later recovers, a run that learned over its whole length), so the monitor warns more than
 # the scan does.
 def test_live_monitor_flags_failing_runs_in_time(rows):

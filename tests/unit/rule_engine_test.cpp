@@ -351,8 +351,9 @@ TEST(CatalogDetectorRule, EndOfDataVerdictsFireAtTheLastObservation) {
 }
 
 TEST(CatalogDetectorRule, ScalesItsPointCountsToTheLoggingIntervalLikeTheScan) {
-  // KL logged every 10 steps shifts 0.05 -> 0.12 at step 360. kl_level_shift's 50-step warm-up is 20 points here
-  // (the gap between the first two steps is the interval), so the live rule confirms the shift.
+  // KL logged every 10 steps shifts 0.15 -> 0.36 at step 360. kl_level_shift's 50-step warm-up is 20 points here
+  // (the gap between the first two steps is the interval), so the live rule confirms the shift. (The same shift
+  // from 0.05 to 0.12 stays inside the healthy band: a note in the scan, and no alert, below.)
   RuleEngine engine(rules_from("rules:\n  - id: shift\n    detector: kl_level_shift\n"));
   std::vector<Alert> alerts;
   for (int i = 1; i <= 60; ++i) {
@@ -360,7 +361,7 @@ TEST(CatalogDetectorRule, ScalesItsPointCountsToTheLoggingIntervalLikeTheScan) {
     o.run_id = "test";
     o.name = o.raw_name = "policy/kl";
     o.step = i * 10;
-    o.value = (i <= 35 ? 0.05 : 0.12) * (1 + 0.03 * std::sin(i * 1.7));
+    o.value = (i <= 35 ? 0.15 : 0.36) * (1 + 0.03 * std::sin(i * 1.7));
     o.time = NAN;
     engine.observe(o, alerts);
     engine.flush(alerts);
@@ -369,6 +370,19 @@ TEST(CatalogDetectorRule, ScalesItsPointCountsToTheLoggingIntervalLikeTheScan) {
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_GT(alerts[0].step, 360);
   EXPECT_LE(alerts[0].step, 600);
+}
+
+// A level shift is reported after it has been re-armed (its end says how long it lasted), so at the alarm the live
+// rule judges what the detector knew then: a KL that moved 0.05 -> 0.12 nats stayed inside its healthy band, a note
+// in the scan, and no alert (healthy GRPO runs warned live while their scans were quiet).
+TEST(CatalogDetectorRule, AShiftInsideTheHealthyRangeIsNoWarningLive) {
+  std::vector<double> kl;
+  for (int i = 0; i < 200; ++i) kl.push_back((i < 100 ? 0.05 : 0.12) * (1 + 0.03 * std::sin(i * 1.7)));
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
+  ASSERT_NE(spec, nullptr);
+  ASSERT_FALSE(run_detector_on_values(*spec, {{"policy/kl", kl}}).empty());  // the detector sees the shift
+  RuleEngine engine(rules_from("rules:\n  - id: shift\n    detector: kl_level_shift\n"));
+  EXPECT_TRUE(replay_to_end(engine, {{"policy/kl", kl}}).empty());
 }
 
 TEST(RuleFile, DetectorFormsAndErrors) {

@@ -31,6 +31,10 @@ class Detector {
   // Steps of the episodes confirmed since the driver last cleared this (see alarm()). The scan reads findings; a
   // live driver (a rule that names this detector) acts on these and clears them.
   std::vector<int64_t>& alarms() { return alarms_; }
+  // Per alarm (same order), what the kind knew of the episode when it confirmed it, where it reports the episode
+  // later (a level shift re-armed to measure how long it lasts): its level and baseline, for a live rule to judge
+  // as the scan will judge the finding. Empty where the finding is reported with the alarm, or the kind has none.
+  std::vector<std::map<std::string, double>>& alarm_evidence() { return alarm_evidence_; }
   // Canonical names of the inputs as resolved for this run (same order as spec().inputs).
   std::vector<std::string> metric_names;
   const DetectorSpec& spec() const { return spec_; }
@@ -42,10 +46,14 @@ class Detector {
               const std::map<std::string, std::string>& words = {});
   // Called by a kind at the point where it confirms an episode: from here on the episode will be reported (at once
   // or when it ends), so a live monitor can raise it now. `step` is the episode's last step at that point.
-  void alarm(int64_t step) { alarms_.push_back(step); }
+  void alarm(int64_t step, std::map<std::string, double> evidence = {}) {
+    alarms_.push_back(step);
+    alarm_evidence_.push_back(std::move(evidence));
+  }
   const DetectorSpec& spec_;
   std::vector<Finding> findings_;
   std::vector<int64_t> alarms_;
+  std::vector<std::map<std::string, double>> alarm_evidence_;
 };
 
 // The numeric parameters a kind reads, all required in the catalog (so the data file is where defaults live).

@@ -213,7 +213,7 @@ class LevelShift : public Detector {
                                               {"alarm_step", static_cast<double>(alarm_step_)},
                                               {"points", static_cast<double>(episode_.points)}};
     if (!confirm(evidence)) return;
-    alarm(episode_.end);
+    alarm(episode_.end, rearm_after_ > 0 ? evidence : std::map<std::string, double>{});
     if (rearm_after_ <= 0) {
       report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
       return;

@@ -95,6 +95,7 @@ class CatalogDetector final : public RuleDetector {
   bool take_alarms() {
     held_ = held_ || raises_a_warning();
     detector_->alarms().clear();
+    detector_->alarm_evidence().clear();
     detector_->findings().clear();
     if (!held_ || !has_required_inputs()) return false;
     held_ = false;
@@ -106,12 +107,25 @@ class CatalogDetector final : public RuleDetector {
   // 0.02), and the rule stays quiet. An alarm whose episode is reported later (a level shift) is raised.
   bool raises_a_warning() {
     if (eased_by_setting_) return false;
-    for (int64_t step : detector_->alarms()) {
+    const auto& alarms = detector_->alarms();
+    for (size_t i = 0; i < alarms.size(); ++i) {
       bool note = false;
       for (Finding& f : detector_->findings()) {
-        if (f.end_step != step || f.severity == Severity::info) continue;  // an info detector's rule still fires
+        if (f.end_step != alarms[i] || f.severity == Severity::info) continue;  // an info detector's rule still fires
         detect::apply_healthy_range(scaled_, f);
         note = f.severity == Severity::info;
+      }
+      // An episode reported later (a re-armed level shift) is judged on what its kind knew at the alarm: a KL that
+      // moved from 0.03 to 0.07 nats stayed inside its healthy band, a note in the scan.
+      const auto& evidence = detector_->alarm_evidence()[i];
+      if (!note && !evidence.empty() && spec_.severity != Severity::info) {
+        Finding provisional;
+        provisional.metric = metric_names_.front();
+        provisional.severity = spec_.severity;
+        provisional.peak_value = NOT_A_NUMBER;
+        provisional.evidence = evidence;
+        detect::apply_healthy_range(scaled_, provisional);
+        note = provisional.severity == Severity::info;
       }
       if (!note) return true;
     }
