@@ -60,7 +60,8 @@ class RuleEngine {
   void flush(std::vector<Alert>& alerts);  // evaluates every pending step
   // A training setting the run's log printed (data/metrics.yaml `settings`, e.g. entropy_coeff): a rule that names a
   // scan detector eased by that setting (an entropy rise in a run with an entropy bonus) stays quiet where the scan
-  // reports only a note.
+  // reports only a note. An empty run_id sets it for every run that printed none of its own: the trainer's console
+  // under `monitor --cmd` prints the config, while its metrics arrive through a file under another run id.
   void setting(std::string_view run_id, std::string_view name, double value);
   // End of data: flushes, then rules whose detector judges whole episodes (a steady trend, a shift still open) get
   // its verdict; an alert it raises carries the series' latest observation. Called once, when the data has ended.

@@ -40,6 +40,38 @@ ACCEPTED_FAULTS = {
 SEVERITY = {"info": 0, "warning": 1, "critical": 2}
 # Onset tolerance: 10 % of the run's length in steps, and never less than one logging interval.
 ONSET_TOLERANCE = 0.10
+# A guard rule's alert names a failure by the metric it watches (canonical-name prefixes per failure type); a scan
+# rule (`scan_ID`) by its detector's fault.
+FAILURE_METRICS = {
+    "kl_blowup": ("policy/kl", "policy/approx_kl"), "entropy_collapse": ("policy/entropy",),
+    "entropy_rise": ("policy/entropy",), "length_collapse": ("response/",), "length_growth": ("response/",),
+    "reward_collapse": ("reward/", "pref/"), "reward_hacking_length": ("response/", "reward/"),
+    "grad_explosion": ("policy/grad_norm", "value/grad_norm"), "non_finite": ("",),
+    "loss_divergence": ("train/loss", "policy/loss", "value/loss"), "no_signal": ("reward/", "advantage/",
+                                                                                  "policy/grad_norm"),
+    "truncation": ("response/",), "logprob_mismatch": ("rollout/", "training/"),
+}
+
+
+def _detector_faults():
+    faults = {}
+    for path in (ROOT / "data" / "detectors").glob("*.yaml"):
+        for d in yaml.safe_load(path.read_text())["detectors"]:
+            faults["scan_" + d["id"]] = d["fault"]
+    return faults
+
+
+DETECTOR_FAULTS = _detector_faults()
+
+
+def names_failure(alert, failure_type):
+    """Whether a live alert is about a failure of this type (by its detector's fault, or its metric)."""
+    fault = DETECTOR_FAULTS.get(alert["rule_id"])
+    if fault is not None:
+        return fault in ACCEPTED_FAULTS.get(failure_type, {failure_type})
+    return any(str(alert.get("metric", "")).startswith(p) for p in FAILURE_METRICS.get(failure_type, ("",)))
+
+
 # The preset a user would run for each algorithm (the "safe" guard set; strict presets stop earlier by design).
 MATCHING_PRESET = {"grpo": "grpo_safe", "ppo": "ppo_safe", "dpo": "dpo_basic", "rloo": "grpo_safe",
                    "reinforce": "grpo_safe", "reinforce++": "grpo_safe", "dapo": "grpo_safe"}
@@ -184,13 +216,15 @@ def judge(case):
     preset = MATCHING_PRESET.get(str(case.get("algorithm") or "").lower())
     alerts = monitor_alerts(path, ([preset] if preset else []) + ["scan"])
     row["contract"] = contract_breaks(path, case.get("algorithm"), run["findings"], stops_of(alerts) if preset else [])
-    first = min((a["step"] for a in alerts if a.get("run_id") != "sys"), default=None)
-    row["live_first_alert"] = first
+    alerts = [a for a in alerts if a.get("run_id") != "sys"]
+    row["live_first_alert"] = min((a["step"] for a in alerts), default=None)
     if case.get("verdict") == "healthy":
-        row["live_alerted"] = first is not None
+        row["live_alerted"] = bool(alerts)
     elif case.get("failures"):
-        onset = min(f["onset_step"] for f in case["failures"])
-        row["live_on_time"] = first is not None and first <= onset + tolerance
+        # In time: an alert about one of the labeled failures (its detector's fault or its metric) within the
+        # tolerance of that failure's onset. An earlier alert about something else does not count.
+        row["live_on_time"] = any(names_failure(a, f["type"]) and abs(a["step"] - f["onset_step"]) <= tolerance
+                                  for f in case["failures"] for a in alerts)
     return row
 
 
@@ -236,8 +270,8 @@ def live_summary(rows):
     failing = [r for r in rows if "live_on_time" in r]
     healthy = [r for r in rows if "live_alerted" in r]
     return ("Live (`rldk monitor --once` with the algorithm's guard preset and `--preset scan`): %d of %d failing logs "
-            "alerted within the tolerance of their first labeled failure, %d never alerted; %d of %d healthy logs "
-            "with an alert (a warning)." % (
+            "with an alert about a labeled failure within the tolerance of its onset, %d with no alert at all; %d of "
+            "%d healthy logs with an alert (a warning)." % (
                 sum(1 for r in failing if r["live_on_time"]), len(failing),
                 sum(1 for r in failing if r["live_first_alert"] is None),
                 sum(1 for r in healthy if r["live_alerted"]), len(healthy)))

@@ -65,6 +65,30 @@ def test_monitor_launches_and_stops_a_trainer(tmp_path):
     assert run.last_step >= stop[0]["step"]
 
 
+def test_monitor_cmd_eases_by_settings_the_trainer_prints(tmp_path):
+    """A verl trainer prints its overrides (an entropy bonus) on the console and writes its metrics to
+    RLDK_METRICS_PATH, a run under another id: the setting holds for that run, so the scan preset's entropy-rise
+    rules stay quiet live, as the scan of the same numbers reports them as notes. Without the bonus they warn."""
+    def trainer(coeff):
+        script = tmp_path / ("trainer_%s.py" % coeff)
+        script.write_text(
+            "import json, os\n"
+            "print('python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.entropy_coeff=%s', flush=True)\n"
+            "ent = [0.9, 0.92, 0.88, 0.9, 0.91, 0.89, 0.9, 0.92, 0.9, 0.91, 1.0, 1.5, 2.2, 2.4, 2.5, 2.6, 2.5, 2.6, 2.5, 2.6]\n"
+            "with open(os.environ['RLDK_METRICS_PATH'], 'a') as f:\n"
+            "    for i, e in enumerate(ent, 1):\n"
+            "        f.write(json.dumps({'step': i, 'actor/entropy': e, 'critic/score/mean': 0.5}) + '\\n')\n" % coeff)
+        out = tmp_path / ("mon_%s" % coeff)
+        proc = subprocess.run([rldk_binary(), "monitor", "--preset", "scan", "--out", str(out), "--sys-interval", "0",
+                               "--fail-on", "never", "--cmd", "%s %s" % (sys.executable, script)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads((out / "report.json").read_text())
+        return {a["rule_id"] for a in report["alerts"]}
+    assert "scan_entropy_above_start" in trainer("0.0")
+    assert "scan_entropy_above_start" not in trainer("0.05")
+
+
 def test_monitor_once_clean_run_exits_zero(tmp_path):
     p = write(tmp_path / "m.jsonl", "".join(json.dumps({"step": s, "name": "kl", "value": 0.05}) + "\n"
                                               for s in range(100)))

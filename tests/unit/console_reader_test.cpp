@@ -422,19 +422,20 @@ TEST(ConsoleCustom, BracketedCounterLinesWinOverPerSamplePrints) {
   EXPECT_TRUE(out.diagnostics.empty());
 }
 
-// A custom PPO loop prints a stats dict (values as tensor(...) reprs) and then its "Step: N | Loss | KL" line. The
-// stepped line wins the choice; the dict goes with it, at its step, instead of being dropped with its rewards and
-// advantages. Printed after the stepped line, it takes the step before it. A metric both print stays the stepped
-// line's; a dict out of turn (two in a row) is dropped and counted.
-TEST(ConsoleCustom, AStatsDictPrintedWithEachStepLineTakesItsStep) {
-  std::string before;
+// A custom PPO loop prints a stats dict (values as tensor(...) reprs) just before its "Step: N | Loss | KL" line, and
+// samples between steps. The stepped line wins the choice; the dict goes with it, at its step, instead of being
+// dropped with its rewards and advantages. A metric both print (`KL` in the line, `kl` in the dict) stays the stepped
+// line's.
+TEST(ConsoleCustom, AStatsDictPrintedJustBeforeEachStepLineTakesItsStep) {
+  std::string log;
   for (int step = 1; step <= 5; ++step) {
-    before += "{'adv_mean': tensor(0." + std::to_string(step) + ", device='mps:0'), 'reward_mean': tensor(-0.00" +
-              std::to_string(step) + ", device='mps:0'), 'policy_loss': 0.0" + std::to_string(step) + ", 'KL': 9.9}\n";
-    before += "Step: " + std::to_string(step) + " | Loss: 0.00" + std::to_string(step) + " | KL: 0.0" +
-              std::to_string(step) + "\n";
+    log += "Q: what is 2+2?\nA: the answer is 4\n===\n";
+    log += "{'adv_mean': tensor(0." + std::to_string(step) + ", device='mps:0'), 'reward_mean': tensor(-0.00" +
+           std::to_string(step) + ", device='mps:0'), 'policy_loss': 0.0" + std::to_string(step) + ", 'kl': 9.9}\n";
+    log += "Step: " + std::to_string(step) + " | Loss: 0.00" + std::to_string(step) + " | KL: 0.0" +
+           std::to_string(step) + "\n";
   }
-  ReadOutput out = read_text(before, "ppo.log");
+  ReadOutput out = read_text(log, "ppo.log");
   const rldk::Run& run = only_run(out);
   expect_all(run, {
                       {"advantage/mean", {1, 2, 3, 4, 5}, {0.1, 0.2, 0.3, 0.4, 0.5}},
@@ -445,22 +446,36 @@ TEST(ConsoleCustom, AStatsDictPrintedWithEachStepLineTakesItsStep) {
                   });
   EXPECT_NE(out.detail.find("with hf-dict (5 lines, at the step of the line printed after each)"), std::string::npos)
       << out.detail;
+}
 
-  std::string after;
+// Printed just after each step line, the dict takes the step before it, even when one dict came before the loop (an
+// initial evaluation, dropped and counted: which side it goes with is read from where the dicts sit, not from which
+// came first); a dict out of turn (two in a row) is dropped and counted. With step lines and dicts packed line after
+// line and a dict first, either side reads the same, so the dicts are left out rather than put at the wrong steps.
+TEST(ConsoleCustom, AStatsDictPrintedJustAfterEachStepLineTakesTheStepBefore) {
+  std::string after = "{'reward_mean': 0.2}\n";  // before the loop
   for (int step = 1; step <= 4; ++step) {
     after += "Step: " + std::to_string(step * 10) + " | Loss: 0.5\n";
     after += "{'reward_mean': " + std::to_string(step) + ".5}\n";
     if (step == 3) after += "{'reward_mean': 99.0}\n";  // out of turn
+    after += "sampling the next batch\nprompt: ...\ncompletion: ...\n";
   }
-  ReadOutput out_after = read_text(after, "ppo.log");
-  const rldk::Run& run_after = only_run(out_after);
-  expect_all(run_after, {
-                            {"reward/mean", {10, 20, 30, 40}, {1.5, 2.5, 3.5, 4.5}},
-                            {"train/loss", {10, 20, 30, 40}, {0.5, 0.5, 0.5, 0.5}},
-                        });
-  EXPECT_NE(out_after.detail.find("at the step of the line printed before each; 1 line out of turn dropped"),
+  ReadOutput out = read_text(after, "ppo.log");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {
+                      {"reward/mean", {10, 20, 30, 40}, {1.5, 2.5, 3.5, 4.5}},
+                      {"train/loss", {10, 20, 30, 40}, {0.5, 0.5, 0.5, 0.5}},
+                  });
+  EXPECT_NE(out.detail.find("at the step of the line printed before each; 2 lines out of turn dropped"),
             std::string::npos)
-      << out_after.detail;
+      << out.detail;
+
+  std::string packed = "{'reward_mean': 0.2}\n";
+  for (int step = 1; step <= 4; ++step) {
+    packed += "Step: " + std::to_string(step * 10) + " | Loss: 0.5\n{'reward_mean': " + std::to_string(step) + ".5}\n";
+  }
+  ReadOutput ambiguous = read_text(packed, "ppo.log");
+  expect_all(only_run(ambiguous), {{"train/loss", {10, 20, 30, 40}, {0.5, 0.5, 0.5, 0.5}}});
 }
 
 TEST(ConsoleCustom, StepLabelsAndCounters) {

@@ -266,6 +266,21 @@ TEST(CatalogDetectorRule, AProgressEasedDetectorWarnsOnlyWhereTheScanWould) {
   ASSERT_EQ(released.size(), 1u);
   EXPECT_GT(released[0].step, 25);
   EXPECT_EQ(scanned(lost), Severity::warning);
+  // An episode that closed while the reward was up, in a run whose reward then fell back to its start: the scan,
+  // judging the whole run, keeps the warning, and the rule raises it when the data ends.
+  std::vector<double> dip, gave_back;
+  for (int i = 0; i < 90; ++i) {
+    double wobble = 0.03 * std::sin(i * 1.7);
+    dip.push_back((i < 20 ? 2.0 - 1.85 * i / 20.0 : i < 45 ? 0.15 : 1.0) * (1 + wobble));
+    gave_back.push_back((i < 25 ? 0.1 + 0.8 * i / 25.0 : i < 50 ? 0.9 : i < 75 ? 0.9 - 0.8 * (i - 50) / 25.0 : 0.1) +
+                        wobble);
+  }
+  std::vector<Alert> at_end = live(dip, gave_back);
+  ASSERT_EQ(at_end.size(), 1u);
+  EXPECT_EQ(at_end[0].step, 90);
+  std::vector<Finding> found = run_detector_on_values(*spec, {{"policy/entropy", dip}, {"reward/mean", gave_back}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::warning);
 }
 
 // The scan skips a detector whose required inputs the run never logged; live, its confirmation is held until they
@@ -320,6 +335,18 @@ TEST(CatalogDetectorRule, ADetectorEasedByASettingIsQuietWhenTheRunSetsIt) {
   EXPECT_EQ(live(std::nullopt), 1u);
   EXPECT_EQ(live(0.0), 1u);
   EXPECT_EQ(live(0.01), 0u);
+  // An entropy that goes on to 5x its start passes the critical level (4x): the scan lowers that one severity, to a
+  // warning, and the rule raises it when the critical level is reached.
+  std::vector<double> surge;
+  for (int i = 0; i < 40; ++i) surge.push_back((i < 10 ? 0.9 : i < 15 ? 0.9 + 0.82 * (i - 9) : 5.0) * (1 + 0.01 * std::sin(i)));
+  RuleEngine engine(rules_from("rules:\n  - id: rise\n    detector: entropy_above_start\n"));
+  engine.setting("test", "entropy_coeff", 0.05);
+  auto alerts = replay_to_end(engine, {{"policy/entropy", surge}});
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_GT(alerts[0].value, 4 * 0.9);
+  std::vector<Finding> found = run_detector_on_values(*spec, {{"policy/entropy", surge}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::critical);  // lowered to a warning by the scan's setting
 }
 
 TEST(CatalogDetectorRule, WithoutAMetricItWatchesTheDetectorsInputs) {

@@ -65,11 +65,14 @@ class ObservationSink final : public PointSink {
     }
   }
   void on_segment(uint32_t, const Segment&) override {}
-  // Training settings the log printed reach the engine: detector rules ease by them as the scan does.
+  // Training settings the log printed reach the engine: detector rules ease by them as the scan does. The
+  // trainer's console (the fallback) prints the config for the run whose metrics come through its metrics file,
+  // under another run id: its settings hold for every run.
   void on_meta(uint32_t run, const std::string& key, const std::string& value) override {
     double number = 0;
     if (key.rfind(SETTING_META_PREFIX, 0) != 0 || !io::parse_number(value, number)) return;
-    engine_.setting(runs_[run].id, std::string_view(key).substr(SETTING_META_PREFIX.size()), number);
+    engine_.setting(fallback_ ? std::string() : runs_[run].id, std::string_view(key).substr(SETTING_META_PREFIX.size()),
+                    number);
   }
   void on_point(uint32_t run, uint32_t metric, const Point& p) override {
     if (structured_) {

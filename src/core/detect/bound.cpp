@@ -72,7 +72,7 @@ class Bound final : public Detector {
     start_ = NaN;
     firsts_.clear();
     pending_ = pending_quiet_ = 0;
-    alarm_held_ = false;
+    alarm_held_ = held_unraised_ = false;
     episode_onset_ = 1;
     episode_end_ = 0;
     history_.reset();
@@ -99,7 +99,7 @@ class Bound final : public Detector {
     bool beyond = up_ ? v > warning : v < warning;
     bool beyond_critical = !std::isnan(critical) && (up_ ? v > critical : v < critical);
     // A held-back confirmation is raised as soon as the progress that eased it is gone while the episode lasts.
-    if (alarm_held_ && episode_.open && beyond && !eases_to_note_so_far()) {
+    if (alarm_held_ && episode_.open && beyond && !hold_warnings_ && !eases_to_note_so_far()) {
       alarm_held_ = false;
       alarm(step);
     }
@@ -143,8 +143,9 @@ class Bound final : public Detector {
     // whose progress metric has risen so far is eased to a note (judge_progress), so `rldk monitor` would warn where
     // `rldk scan` does not (a healthy verl PPO run whose entropy sharpened to under 10% of its start while the reward
     // climbed). It is raised after all if the episode goes on to its critical level, which eases to a warning, or
-    // if the progress is lost while the episode lasts.
-    alarm_held_ = eases_to_note_so_far();
+    // if the progress is lost while the episode lasts or by the end of the data. A setting that eases this detector
+    // (hold_warnings) holds it the same way, until the critical level.
+    alarm_held_ = hold_warnings_ || eases_to_note_so_far();
     if (!alarm_held_) alarm(step);
     episode_.begin(first_crossing_onset_);
     critical_points_ = 0;
@@ -159,6 +160,10 @@ class Bound final : public Detector {
   }
   void finish() override {
     close();
+    // A confirmation held because the progress metric had risen, when the run ends without that progress (the
+    // scan, judging the whole run, then keeps the warning): raised now, at the last point.
+    if (held_unraised_ && !hold_warnings_ && !eases_to_note_so_far()) alarm(last_step_);
+    held_unraised_ = false;
     judge_resolved();
     judge_progress();
   }
@@ -292,6 +297,8 @@ class Bound final : public Detector {
   void close() {
     if (!episode_.open) return;
     episode_.open = false;
+    held_unraised_ = held_unraised_ || alarm_held_;
+    alarm_held_ = false;
     episode_onset_ = episode_.onset;
     episode_end_ = episode_.end;
     if (episode_.points < min_points_) return;
@@ -471,7 +478,8 @@ class Bound final : public Detector {
   };
   double progress_min_sigma_ = 0;
   bool progress_required_ = false;
-  bool alarm_held_ = false;  // this episode's confirmation was held back as a note (eases_to_note_so_far)
+  bool alarm_held_ = false;     // this episode's confirmation was held back as a note (eases_to_note_so_far)
+  bool held_unraised_ = false;  // an episode closed with its confirmation still held (raised at finish if due)
   double required_start_ = NaN, required_now_ = NaN, required_sign_ = 1;
   std::string required_name_;
   double resolved_min_ratio_ = 0;

@@ -38,6 +38,10 @@ class Detector {
   // Canonical names of the inputs as resolved for this run (same order as spec().inputs).
   std::vector<std::string> metric_names;
   const DetectorSpec& spec() const { return spec_; }
+  // Live only: the run printed a setting that lowers this detector's findings one severity (an entropy bonus), so a
+  // warning would be a note. A kind whose episodes can reach a critical level (bound) then raises its alarm only at
+  // that level, which lowers to a warning; the live driver raises no alarm of the other kinds.
+  void hold_warnings(bool hold) { hold_warnings_ = hold; }
 
  protected:
   // Builds a finding from an episode's fields and the evidence; fills the explanation from the template.
@@ -54,6 +58,7 @@ class Detector {
   std::vector<Finding> findings_;
   std::vector<int64_t> alarms_;
   std::vector<std::map<std::string, double>> alarm_evidence_;
+  bool hold_warnings_ = false;
 };
 
 // The numeric parameters a kind reads, all required in the catalog (so the data file is where defaults live).

@@ -208,15 +208,21 @@ bool ShapeChooser::may_accompany(size_t slot) const {
 }
 
 // From the look-ahead: the stepless dict shape whose records strictly alternate with the winner's (at least two of
-// each), and on which side of the winner's lines it is printed.
+// each), and on which side of the winner's lines it is printed: the side its records sit nearer to, in lines summed
+// over the records between two winner lines. Lines packed with nothing between them are on neither side: then a
+// look-ahead that starts with a winner line reads "after" (every dict has a line before it), and one that starts
+// with a dict could be either (a dict printed before the loop, then "after"), so there is no companion.
 void ShapeChooser::choose_companion() {
   companion_ = NONE;
+  winner_metrics_.clear();
   size_t best_records = 0;
   for (size_t slot = 0; slot < SLOTS; ++slot) {
     if (!may_accompany(slot)) continue;
     size_t mine = 0, theirs = 0;
     bool alternates = true;
     std::optional<bool> last_was_mine, first_was_mine;
+    std::optional<uint64_t> last_winner_line, pending_line;
+    uint64_t gap_after = 0, gap_before = 0;  // to the winner line before / after each record between two of them
     for (const auto& h : held_) {
       if (h.slot != slot && h.slot != winner_) continue;
       bool is_mine = h.slot == slot;
@@ -224,16 +230,32 @@ void ShapeChooser::choose_companion() {
       if (!first_was_mine) first_was_mine = is_mine;
       last_was_mine = is_mine;
       (is_mine ? mine : theirs) += 1;
+      if (is_mine) {
+        pending_line = last_winner_line ? std::optional<uint64_t>(h.line) : std::nullopt;
+      } else {
+        if (pending_line) {
+          gap_after += *pending_line - *last_winner_line;
+          gap_before += h.line - *pending_line;
+        }
+        pending_line.reset();
+        last_winner_line = h.line;
+      }
     }
-    if (alternates && mine >= 2 && theirs >= 2 && mine > best_records) {
+    bool sided = gap_after != gap_before || !*first_was_mine;
+    if (alternates && mine >= 2 && theirs >= 2 && sided && mine > best_records) {
       companion_ = slot;
-      companion_before_ = *first_was_mine;
+      companion_before_ = gap_before < gap_after;
       best_records = mine;
     }
   }
 }
 
 void ShapeChooser::deliver_winner(StepFrom from, std::optional<int64_t> step, const FlatRecord& record, uint64_t line) {
+  if (companion_ != NONE) {
+    for (const auto& f : record.fields) {
+      if (roles_.role(record.key(f)) == FieldRole::metric) winner_metrics_.insert(roles_.canonical(record.key(f)));
+    }
+  }
   if (pending_) {
     emit_companion(*pending_, step);
     pending_.reset();
@@ -266,8 +288,7 @@ void ShapeChooser::emit_companion(const Held& held, std::optional<int64_t> step)
   FlatRecord own;
   own.arena = held.record.arena;
   for (const auto& f : held.record.fields) {
-    scratch_.assign(held.record.key(f));
-    if (!stats_[winner_].keys.count(scratch_)) own.fields.push_back(f);
+    if (!winner_metrics_.count(roles_.canonical(held.record.key(f)))) own.fields.push_back(f);
   }
   emit_(shape_of(companion_), StepFrom::follows, step, own, held.line);
   ++companion_records_;

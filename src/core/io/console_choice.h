@@ -20,8 +20,11 @@
 // always just after it (a custom PPO loop prints its stats dict, with tensor(...) values, and then
 // "Step: N | Loss: ... | KL: ..."). Its records take the step of the winner line they go with (before: the next
 // one; after: the previous one) instead of being dropped. The companion is chosen with the winner, from the
-// look-ahead, only when its records and the winner's strictly alternate; a record that breaks the alternation
-// later is dropped (and counted), and metrics the winner itself logs stay the winner's.
+// look-ahead, only when its records and the winner's strictly alternate, and the side is the one its records sit
+// nearer to (in lines): the order alone cannot tell, since one dict printed before the loop (an initial evaluation)
+// makes "after" read as "before". With no nearer side the dicts are left out, as before. A record that breaks the
+// alternation later is dropped (and counted), and metrics the winner itself logs (by metric name: `kl` and `KL`
+// are one) stay the winner's.
 #pragma once
 
 #include <array>
@@ -129,6 +132,7 @@ class ShapeChooser {
   std::optional<int64_t> last_step_;  // after: the step of the last winner line
   bool companion_due_ = false;        // after: a winner line came since the last companion record
   uint64_t companion_records_ = 0, companion_dropped_ = 0;
+  std::unordered_set<std::string> winner_metrics_;  // metric names the winner's lines logged (with a companion)
 };
 
 }  // namespace rldk::io::console

@@ -38,6 +38,10 @@ std::string_view RecordInterpreter::strip(std::string_view key, std::string_view
   return key;
 }
 
+std::string RecordInterpreter::canonical(std::string_view key) const {
+  return context_.emitter.dictionary().canonical_name(key);
+}
+
 FieldRole RecordInterpreter::role(std::string_view key) {
   // Keys repeat on every record: look each one up in the dictionary once.
   auto it = roles_.find(key);

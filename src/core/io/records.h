@@ -54,6 +54,8 @@ class RecordInterpreter {
   bool is_verl(const FlatRecord& record);
 
   FieldRole role(std::string_view key);
+  // The metric a key names (the dictionary's canonical name: `KL` and `kl` are both policy/kl).
+  std::string canonical(std::string_view key) const;
 
  private:
   // The top-level fields a long-form event is made of (the last one wins where a key repeats).

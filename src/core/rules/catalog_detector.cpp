@@ -59,6 +59,7 @@ class CatalogDetector final : public RuleDetector {
       detector_->metric_names = metric_names_;
       detector_->observe(*first_step_, first_x_.data());
     }
+    detector_->hold_warnings(eased_by_setting_);
     detector_->observe(step, x_.data());
     return take_alarms();
   }
@@ -106,7 +107,7 @@ class CatalogDetector final : public RuleDetector {
   // inside the metric's healthy range is a note in the scan (a KL of 1.3 nats at one batch of a run that stays at
   // 0.02), and the rule stays quiet. An alarm whose episode is reported later (a level shift) is raised.
   bool raises_a_warning() {
-    if (eased_by_setting_) return false;
+    if (eased_by_setting_ && spec_.kind != "bound") return false;  // a bound holds its own (hold_warnings)
     const auto& alarms = detector_->alarms();
     for (size_t i = 0; i < alarms.size(); ++i) {
       bool note = false;

@@ -154,6 +154,7 @@ struct RuleEngine::State {
   std::unordered_map<std::string, std::vector<size_t>> rules_by_metric;
   std::vector<size_t> filter_rules;
   std::vector<RunState> runs;
+  std::map<std::string, double, std::less<>> default_settings;  // RuleEngine::setting with no run id
   NameIndex run_index;
   std::vector<Series> series;
   std::vector<Alias> aliases;
@@ -220,9 +221,10 @@ struct RuleEngine::State {
       return s->value;
     }
     std::optional<double> setting(const std::string& name) const override {
-      auto it = run_.settings.find(name);
-      if (it == run_.settings.end()) return std::nullopt;
-      return it->second;
+      for (const auto* settings : {&run_.settings, &engine_.default_settings}) {
+        if (auto it = settings->find(name); it != settings->end()) return it->second;
+      }
+      return std::nullopt;
     }
 
    private:
@@ -424,6 +426,10 @@ void RuleEngine::observe(Observation o, std::vector<Alert>& alerts) {
 }
 
 void RuleEngine::setting(std::string_view run_id, std::string_view name, double value) {
+  if (run_id.empty()) {
+    state_->default_settings[std::string(name)] = value;
+    return;
+  }
   auto [run_it, new_run] = state_->run_index.try_emplace(std::string(run_id), static_cast<uint32_t>(state_->runs.size()));
   if (new_run) state_->runs.emplace_back().id = std::string(run_id);
   state_->runs[run_it->second].settings[std::string(name)] = value;

@@ -328,17 +328,22 @@ Result<RuleSet> load_rules_file(const std::string& path) {
 }
 
 // The `scan` preset is built from the detector catalog rather than written out, so it always holds exactly the
-// scan's detectors: every one that reports a warning or worse and that a rule can drive (not non_finite, which the
-// other presets' nonfinite guards cover), each as a warn rule `scan_ID` with the scan's own code and parameters.
-// It never stops a trainer: the stop-level guards are the other presets' absolute bounds.
+// scan's detectors: every one that reports a warning or worse, each as a warn rule `scan_ID` with the scan's own
+// code and parameters. non_finite runs over every metric in the scan; its rule is the condition form (once per
+// metric). The preset never stops a trainer: the stop-level guards are the other presets' absolute bounds.
 constexpr const char* SCAN_PRESET = "scan";
 
 std::string scan_preset_text() {
   std::string text = "rules:\n";
   for (const DetectorSpec& d : builtin_detector_catalog().detectors) {
-    if (d.severity == Severity::info || d.kind == "non_finite") continue;
-    text += "  - id: scan_" + d.id + "\n    description: " + Json(d.title + " (the scan's " + d.id + ", live).").dump(-1) +
-            "\n    detector: " + d.id + "\n    actions: [warn]\n";
+    if (d.severity == Severity::info) continue;
+    text += "  - id: scan_" + d.id + "\n    description: " + Json(d.title + " (the scan's " + d.id + ", live).").dump(-1);
+    if (d.kind == "non_finite") {
+      text += "\n    where: not isfinite(value)\n    condition: not isfinite(value)\n    cooldown_steps: 100";
+    } else {
+      text += "\n    detector: " + d.id;
+    }
+    text += "\n    actions: [warn]\n";
   }
   return text;
 }
@@ -362,7 +367,7 @@ Result<RuleSet> load_preset(const std::string& name) {
     // report and stays quiet on the values that must leave the scan quiet.
     if (rules.ok()) {
       for (Rule& r : rules->rules) {
-        const DetectorSpec* spec = builtin_detector_catalog().find(r.detector->catalog_id);
+        const DetectorSpec* spec = builtin_detector_catalog().find(r.id.substr(5));  // scan_ID
         r.test_fires = spec->test_fires;
         r.test_quiet = spec->test_quiet;
       }
