@@ -75,6 +75,7 @@ class HeldoutDecline final : public Detector {
     // The held-out level is the median of the last three evals: one lucky eval must not become a "best" that
     // every later eval seems to fall from.
     recent_[eval_count_ % 3] = heldout;
+    recent_steps_[eval_count_ % 3] = step;
     double level = eval_count_ >= 3 ? stats::median_of_three(recent_[0], recent_[1], recent_[2]) : heldout;
     bool anomalous = false;
     if (eval_count_ >= min_evals_ && proxy_sigma_ > 0 && eval_sigma_ > 0 && std::isfinite(best_)) {
@@ -95,7 +96,11 @@ class HeldoutDecline final : public Detector {
     // from (a run with 5 evals read its second eval as the best).
     if (eval_count_ >= 3 && (!std::isfinite(best_) || level > best_)) {
       best_ = level;
+      // Dated at the eval whose value is that median (the best level is not the latest of the three).
       best_step_ = step;
+      for (int i = 0; i < 3; ++i) {
+        if (recent_[i] == level) best_step_ = recent_steps_[i];
+      }
       proxy_at_best_ = proxy_level;
     }
   }
@@ -131,6 +136,7 @@ class HeldoutDecline final : public Detector {
   std::pair<double, double> intervals_[3] = {{0, 0}, {0, 0}, {0, 0}};  // proxy sum and count per eval interval
   bool have_proxy_ = false;
   double recent_[3] = {0, 0, 0};
+  int64_t recent_steps_[3] = {0, 0, 0};
   double best_ = NaN, proxy_at_best_ = 0;
   int64_t best_step_ = 0;
   std::map<std::string, double> evidence_;
