@@ -40,7 +40,8 @@ class CatalogDetector final : public RuleDetector {
 
   bool observe(int64_t step, double value, const RunMetrics& run) override {
     x_[0] = value;
-    // A warning the scan eases by a setting the run printed is a note there: none of its alarms is raised.
+    // A warning the scan lowers one severity by a setting the run printed is a note there: such a detector raises no
+    // alarm, except a bound whose episode reaches its critical level (see raises_a_warning and hold_warnings).
     if (!spec_.eased_by_setting.empty() && spec_.severity == Severity::warning) {
       auto setting = run.setting(spec_.eased_by_setting);
       eased_by_setting_ = setting && *setting > 0;
@@ -105,7 +106,8 @@ class CatalogDetector final : public RuleDetector {
   // Whether this point's alarms are worth a warning. A finding the detector reported together with its alarm (a
   // spike is confirmed and reported at its first point back) is judged as the scan judges it: one that came back
   // inside the metric's healthy range is a note in the scan (a KL of 1.3 nats at one batch of a run that stays at
-  // 0.02), and the rule stays quiet. An alarm whose episode is reported later (a level shift) is raised.
+  // 0.02), and the rule stays quiet. An alarm whose episode is reported later is judged on the evidence its kind
+  // gave with the alarm (a re-armed level shift), or else raised.
   bool raises_a_warning() {
     if (eased_by_setting_ && spec_.kind != "bound") return false;  // a bound holds its own (hold_warnings)
     const auto& alarms = detector_->alarms();
