@@ -107,12 +107,8 @@ def scan(path):
 
 def monitor_alerts(path, presets):
     """Every alert of `rldk monitor --once` with the presets (as report.json lists them)."""
-    args = ["monitor", "--once", path, "--out", None, "--fail-on", "never"]
-    for preset in presets:
-        args += ["--preset", preset]
     with tempfile.TemporaryDirectory() as out:
-        args[args.index(None)] = out
-        _run(args)
+        _run(["monitor", "--once", path, "--out", out, "--fail-on", "never"] + [a for p in presets for a in ("--preset", p)])
         report = json.loads((pathlib.Path(out) / "report.json").read_text())
     return report["alerts"]
 

@@ -332,12 +332,13 @@ Result<RuleSet> load_rules_file(const std::string& path) {
 // code and parameters. non_finite runs over every metric in the scan; its rule is the condition form (once per
 // metric). The preset never stops a trainer: the stop-level guards are the other presets' absolute bounds.
 constexpr const char* SCAN_PRESET = "scan";
+constexpr std::string_view SCAN_RULE_PREFIX = "scan_";  // scan_ID: the rule for detector ID
 
 std::string scan_preset_text() {
   std::string text = "rules:\n";
   for (const DetectorSpec& d : builtin_detector_catalog().detectors) {
     if (d.severity == Severity::info) continue;
-    text += "  - id: scan_" + d.id + "\n    description: " + Json(d.title + " (the scan's " + d.id + ", live).").dump(-1);
+    text += "  - id: " + std::string(SCAN_RULE_PREFIX) + d.id + "\n    description: " + Json(d.title + " (the scan's " + d.id + ", live).").dump(-1);
     if (d.kind == "non_finite") {
       text += "\n    where: not isfinite(value)\n    condition: not isfinite(value)\n    cooldown_steps: 100";
     } else {
@@ -367,7 +368,7 @@ Result<RuleSet> load_preset(const std::string& name) {
     // report and stays quiet on the values that must leave the scan quiet.
     if (rules.ok()) {
       for (Rule& r : rules->rules) {
-        const DetectorSpec* spec = builtin_detector_catalog().find(r.id.substr(5));  // scan_ID
+        const DetectorSpec* spec = builtin_detector_catalog().find(r.id.substr(SCAN_RULE_PREFIX.size()));
         r.test_fires = spec->test_fires;
         r.test_quiet = spec->test_quiet;
       }
