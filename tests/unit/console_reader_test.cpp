@@ -526,6 +526,64 @@ TEST(ConsoleTqdm, PostfixValuesAtTheCounter) {
   EXPECT_EQ(out.detail, "console: tqdm postfix (3 lines, 3 metrics, step from the tqdm counter)");
 }
 
+// OpenRLHF (before its "Global step" lines) showed its status only in tqdm: the "Episode" bar's postfix after each
+// global step, and inside it a "Train epoch" bar per PPO epoch whose postfix is each micro-batch's short status. The
+// inner bar restarts every global step: its counter is no step, and the outer bar shows the loop's own values.
+TEST(ConsoleTqdm, NestedBarLeftOutWhenTheBarAroundItShowsThePostfix) {
+  std::string text = "Episode [1/1]:   0%|          | 0/3 [00:00<?, ?it/s]";
+  for (int step = 1; step <= 3; ++step) {
+    std::string kl = std::to_string(0.001 * step);
+    text += "\rTrain epoch [1/1]:   0%|          | 0/2 [00:00<?, ?it/s]";
+    for (int micro = 1; micro <= 2; ++micro) {
+      text += "\rTrain epoch [1/1]:  50%|#####     | " + std::to_string(micro) +
+              "/2 [00:01<00:01,  1.0s/it, pg=0.5, rm=0.1, glen=100, kl=0.9]";
+    }
+    std::string status = "policy_loss=0.01, reward=0." + std::to_string(step) + ", kl=" + kl + "]";
+    text += "\rEpisode [1/1]:  33%|###       | " + std::to_string(step - 1) + "/3 [00:10<00:20, 10.0s/it, " + status;
+    text += "\rEpisode [1/1]:  33%|###       | " + std::to_string(step) + "/3 [00:10<00:20, 10.0s/it, " + status;
+  }
+  ReadOutput out = read_text(text + "\n", "train.log");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {
+                      {"policy/loss", {1, 2, 3}, {0.01, 0.01, 0.01}},
+                      {"reward/mean", {1, 2, 3}, {0.1, 0.2, 0.3}},
+                      {"policy/kl", {1, 2, 3}, {0.001, 0.002, 0.003}},
+                  });
+  EXPECT_EQ(out.detail,
+            "console: tqdm postfix (3 lines, 3 metrics, step from the tqdm counter); nested tqdm postfix: 6 lines left "
+            "out (the bar around them shows the loop's own)");
+}
+
+// A custom loop: an epoch bar without a postfix around a batch bar that restarts every epoch. The batch bar's
+// postfix is the loop's record, and its steps count on across epochs.
+TEST(ConsoleTqdm, RestartingBarCountsOnAcrossEpochs) {
+  std::string text = "Epochs:   0%|          | 0/2 [00:00<?, ?it/s]\n";
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    text += "  0%|          | 0/3 [00:00<?, ?it/s]";
+    for (int batch = 1; batch <= 3; ++batch) {
+      text += "\r 33%|###       | " + std::to_string(batch) + "/3 [00:01<00:02,  1.0s/it, loss=" +
+              std::to_string(epoch * 3 + batch) + "]";
+    }
+    text += "\nEpochs:  50%|#####     | " + std::to_string(epoch + 1) + "/2 [00:03<00:03,  3.0s/it]\n";
+  }
+  ReadOutput out = read_text(text, "train.log");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {{"train/loss", {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}}});
+  EXPECT_EQ(out.detail, "console: tqdm postfix (6 lines, 1 metric, step from the tqdm counter)");
+}
+
+// A bar left incomplete before the training loop (an interrupted download) never moves again: the loop's postfix
+// records held for it are released at the end of the data, in order.
+TEST(ConsoleTqdm, PostfixHeldForAnAbandonedBarIsReleasedAtTheEnd) {
+  ReadOutput out = read_text(
+      "Downloading:  40%|####      | 4/10 [00:01<00:02]\n"
+      "  0%|          | 0/4 [00:00<?, ?it/s]"
+      "\r 25%|##        | 1/4 [00:01<00:03, loss=0.9]"
+      "\r 50%|#####     | 2/4 [00:02<00:02, loss=0.8]\n",
+      "train.log");
+  expect_all(only_run(out), {{"train/loss", {1, 2}, {0.9, 0.8}}});
+}
+
 // ---------------------------------------------------------------- OpenRLHF, verl, key=value
 
 TEST(ConsoleOpenRlhf, GlobalStepDictsAndEvalMetrics) {

@@ -52,6 +52,9 @@ class ConsoleFormat final : public LineFormat {
   explicit ConsoleFormat(ReadContext& context)
       : context_(context),
         records_(context),
+        steps_([this](const Match& match, const FlatRecord& record, uint64_t line) {
+          chooser_.offer(match, record, line);
+        }),
         hf_(steps_, [this](const Match& match, const FlatRecord& record, uint64_t line) {
           chooser_.offer(match, record, line);
         }),
@@ -75,6 +78,7 @@ class ConsoleFormat final : public LineFormat {
     notebook_.finish();
     kaggle_.finish();
     hf_.flush();
+    steps_.flush();
     chooser_.finish();
     // The most common source among the emitted HF training dicts that had no step of their own.
     size_t top = 0;
@@ -90,6 +94,10 @@ class ConsoleFormat final : public LineFormat {
 
   std::string detail() const override {
     std::string out = chooser_.detail(config_lines_, dicts_.summaries());
+    if (steps_.nested_left_out() > 0) {
+      out += "; nested tqdm postfix: " + plural(steps_.nested_left_out(), "line", "lines") +
+             " left out (the bar around them shows the loop's own)";
+    }
     if (dicts_.events() > 0) out += "; long-form events: " + std::to_string(dicts_.events()) + " lines";
     if (kaggle_.active()) out.insert(std::string_view("console").size(), " (kaggle notebook log)");
     if (notebook_.active()) out.insert(std::string_view("console").size(), " (" + notebook_.detail() + ")");
@@ -137,7 +145,7 @@ class ConsoleFormat final : public LineFormat {
     Match match = table_.line(s, record_, dictionary);
     if (match.kind == Match::Kind::none) match = parse_verl(s, record_);
     if (match.kind == Match::Kind::none) match = dicts_.piece(s, number, record_);
-    if (match.kind == Match::Kind::none) match = steps_.postfix(s, record_);
+    if (match.kind == Match::Kind::none) match = steps_.postfix(s, record_, number);
     if (match.kind == Match::Kind::none) match = parse_key_values(s, record_, dictionary);
     if (match.kind == Match::Kind::none) match = parse_fields(s, record_, dictionary);
     if (match.kind == Match::Kind::record) continue_previous(match, number);
@@ -157,6 +165,7 @@ class ConsoleFormat final : public LineFormat {
       });
     }
     hf_.after_piece();
+    steps_.after_piece();
   }
 
   // A line of values without a step just below a line of the same shape that had one continues it: DeepSpeed-Chat

@@ -124,17 +124,38 @@ class TableLines {
 // training bar is the one whose counter has advanced between consecutive training dicts most often: an evaluation
 // or generation bar restarts and ends at the same count each time, a dataset bar runs before training only.
 // Memory: one entry per distinct total, at most MAX_TOTALS.
+//
+// Postfix values ("n/N [elapsed<remaining, rate, key=value, ...]") belong to the loop of their bar. Bars nest: an
+// OpenRLHF run draws an "Episode" bar whose postfix is each global step's status, and inside it a "Train epoch" bar
+// whose postfix is each micro-batch's; a custom loop draws an epoch bar and inside it a batch bar that restarts every
+// epoch. A bar is nested in a bar that was drawn before its current run began and is not complete. Its postfix
+// records are held (at most MAX_HELD) until that enclosing bar moves: if the enclosing bar shows a postfix of its own,
+// that is the loop's record and the nested bar's records are left out (counted for `rldk info`); if it moves without
+// one, the nested records are released, and so are the bar's later ones. A bar that restarts counts on from where its
+// earlier runs ended (epoch x batches per epoch), so its steps never go back. Held records are released when the
+// hold is full (a bar nested in one that was abandoned) and at the end of the data. Following a live trainer, a
+// nested bar's first records therefore wait for the first move of the bar around it.
 class TqdmSteps {
  public:
+  using Offer = std::function<void(const Match&, const FlatRecord&, uint64_t line)>;
+  explicit TqdmSteps(Offer offer) : offer_(std::move(offer)) {}
+
   void observe(std::string_view s);
   // At a training dict: counts which bars advanced since the previous one and returns the training bar's counter.
   std::optional<Counter> at_training_dict();
   // The current count of the bar with this total (0 when it is no longer tracked).
   int64_t count_of(int64_t total) const;
-  // "n/N [elapsed<remaining, rate, key=value, ...]": the postfix values, at the counter's step. A bar redraws the
-  // same count several times (set_postfix, then update); only the first drawing of each count is a record, which is
-  // the one that pairs the count with its own values in both orders trainers call them.
-  Match postfix(std::string_view s, FlatRecord& record);
+  // A postfix: its values as a record at the bar's step, or held / left out as described above (then the match is
+  // `consumed`). A bar redraws the same count several times (set_postfix, then update); only the first drawing of
+  // each count is a record, which is the one that pairs the count with its own values in both orders trainers call
+  // them.
+  Match postfix(std::string_view s, FlatRecord& record, uint64_t line);
+  // After each piece: bars that moved without a postfix release the records held for the bars nested in them.
+  void after_piece();
+  // The end of the data: every held record is released.
+  void flush();
+  // Postfix records of nested bars left out because the bar around them showed the loop's own.
+  uint64_t nested_left_out() const { return nested_left_out_; }
 
  private:
   struct Track {
@@ -143,14 +164,35 @@ class TqdmSteps {
     int64_t n_at_last_dict = -1;
     uint64_t votes = 0;
     uint64_t seen = 0;  // observation order, for evicting the stalest total
+    // Postfix bookkeeping (see the class comment).
+    uint64_t run_began = 0;  // observation at which the bar's current run began
+    int64_t offset = 0;      // counts of the bar's earlier runs
+    bool moved = false;      // advanced in the current piece
+    bool postfix_now = false;  // showed a postfix in the current piece
+    bool covered = false;    // an enclosing bar shows the loop's postfix: this bar's records are left out
+    bool released = false;   // an enclosing bar moved without a postfix: this bar's records pass
+    std::optional<int64_t> last_postfix_step;
+  };
+  struct HeldPostfix {
+    int64_t total;
+    uint64_t line;
+    int64_t step;
+    FlatRecord record;
   };
   static constexpr size_t MAX_TOTALS = 16;
+  static constexpr size_t MAX_HELD = 4096;
 
   const Track* training() const;
+  Track* track_of(int64_t total);
+  bool nested_in(const Track& inner, const Track& outer) const;
+  void release_held(const std::function<bool(const Track&)>& which);
 
+  Offer offer_;
   std::vector<Track> tracks_;
   uint64_t observations_ = 0;
-  std::optional<int64_t> last_postfix_n_;
+  std::optional<int64_t> last_untracked_n_;  // postfix dedup for bars without a total
+  std::deque<HeldPostfix> held_;
+  uint64_t nested_left_out_ = 0;
 };
 
 // The steps of HF/TRL dicts, which carry none. The HF Trainer prints a dict through tqdm.write right after the

@@ -18,17 +18,24 @@ void TqdmSteps::observe(std::string_view s) {
   for_each_tqdm_counter(s, [&](const Counter& c, size_t, size_t) {
     if (c.total <= 0) return;  // a bar without a total counts no training loop of known length
     ++observations_;
-    auto it = std::find_if(tracks_.begin(), tracks_.end(), [&](const Track& t) { return t.total == c.total; });
-    if (it == tracks_.end()) {
+    Track* t = track_of(c.total);
+    if (t == nullptr) {
       if (tracks_.size() == MAX_TOTALS) {
         tracks_.erase(std::min_element(tracks_.begin(), tracks_.end(),
                                        [](const Track& a, const Track& b) { return a.seen < b.seen; }));
       }
-      tracks_.push_back(Track{c.total});
-      it = tracks_.end() - 1;
+      t = &tracks_.emplace_back();
+      t->total = c.total;
+      t->run_began = observations_;
+    } else if (c.n < t->last_n) {
+      // A new run of the bar (the next epoch's batches, the next global step's micro-batches).
+      t->offset += t->last_n;
+      t->run_began = observations_;
+    } else if (c.n > t->last_n) {
+      t->moved = true;
     }
-    it->last_n = c.n;
-    it->seen = observations_;
+    t->last_n = c.n;
+    t->seen = observations_;
   });
 }
 
@@ -60,7 +67,17 @@ int64_t TqdmSteps::count_of(int64_t total) const {
   return 0;
 }
 
-Match TqdmSteps::postfix(std::string_view s, FlatRecord& record) {
+TqdmSteps::Track* TqdmSteps::track_of(int64_t total) {
+  auto it = std::find_if(tracks_.begin(), tracks_.end(), [&](const Track& t) { return t.total == total; });
+  return it == tracks_.end() ? nullptr : &*it;
+}
+
+// `inner` began its current run while `outer` was running (drawn, not complete).
+bool TqdmSteps::nested_in(const Track& inner, const Track& outer) const {
+  return &inner != &outer && outer.last_n < outer.total && outer.run_began < inner.run_began;
+}
+
+Match TqdmSteps::postfix(std::string_view s, FlatRecord& record, uint64_t line) {
   if (s.find('=') == std::string_view::npos || s.back() != ']') return {};
   Counter counter;
   size_t bracket = std::string_view::npos;
@@ -86,9 +103,74 @@ Match TqdmSteps::postfix(std::string_view s, FlatRecord& record) {
     start = comma + 1;
   }
   if (record.fields.empty()) return {};
-  if (last_postfix_n_ == counter.n) return Match::of(Match::Kind::consumed);  // a redraw of the same count
-  last_postfix_n_ = counter.n;
-  return Match::record_of(Shape::tqdm_postfix, StepFrom::tqdm, counter.n);
+
+  Track* bar = counter.total > 0 ? track_of(counter.total) : nullptr;
+  if (bar == nullptr) {  // a bar without a total: its own count, no nesting
+    if (last_untracked_n_ == counter.n) return Match::of(Match::Kind::consumed);  // a redraw of the same count
+    last_untracked_n_ = counter.n;
+    return Match::record_of(Shape::tqdm_postfix, StepFrom::tqdm, counter.n);
+  }
+  // At count 0 no iteration of this run has finished: values drawn there (a postfix set before the first update, an
+  // initial postfix) are not a step's. The first update draws them again at count 1.
+  if (counter.n == 0) return Match::of(Match::Kind::consumed);
+  int64_t step = bar->offset + counter.n;
+  if (bar->last_postfix_step == step) return Match::of(Match::Kind::consumed);  // a redraw of the same count
+  bar->last_postfix_step = step;
+  bar->postfix_now = true;
+
+  // This bar's postfix is the loop's record for every bar nested in it.
+  for (auto& t : tracks_) {
+    if (nested_in(t, *bar)) t.covered = true;
+  }
+  size_t before = held_.size();
+  held_.erase(std::remove_if(held_.begin(), held_.end(),
+                             [&](const HeldPostfix& h) {
+                               const Track* t = track_of(h.total);
+                               return t != nullptr && t->covered;
+                             }),
+              held_.end());
+  nested_left_out_ += before - held_.size();
+  if (bar->covered) {
+    ++nested_left_out_;
+    return Match::of(Match::Kind::consumed);
+  }
+
+  bool nested = std::any_of(tracks_.begin(), tracks_.end(), [&](const Track& t) { return nested_in(*bar, t); });
+  if (nested && !bar->released) {
+    if (held_.size() == MAX_HELD) release_held([](const Track&) { return true; });
+    if (!bar->released) {
+      HeldPostfix& h = held_.emplace_back(HeldPostfix{bar->total, line, step, FlatRecord{}});
+      h.record.fields = record.fields;
+      h.record.arena = record.arena;
+      return Match::of(Match::Kind::consumed);
+    }
+  }
+  return Match::record_of(Shape::tqdm_postfix, StepFrom::tqdm, step);
 }
+
+void TqdmSteps::release_held(const std::function<bool(const Track&)>& which) {
+  std::deque<HeldPostfix> kept;
+  for (auto& h : held_) {
+    Track* t = track_of(h.total);
+    if (t != nullptr && !which(*t)) {
+      kept.push_back(std::move(h));
+      continue;
+    }
+    if (t != nullptr) t->released = true;
+    offer_(Match::record_of(Shape::tqdm_postfix, StepFrom::tqdm, h.step), h.record, h.line);
+  }
+  held_ = std::move(kept);
+}
+
+void TqdmSteps::after_piece() {
+  for (const auto& outer : tracks_) {
+    if (!outer.moved || outer.postfix_now || held_.empty()) continue;
+    // The bar around them moved on without a postfix of its own: the nested bars' postfixes are the loop's records.
+    release_held([&](const Track& t) { return nested_in(t, outer); });
+  }
+  for (auto& t : tracks_) t.moved = t.postfix_now = false;
+}
+
+void TqdmSteps::flush() { release_held([](const Track&) { return true; }); }
 
 }  // namespace rldk::io::console
