@@ -116,7 +116,7 @@ def test_real_log(case, rows):
 # Live monitoring on the same logs (`rldk monitor --once` with the guard preset and the scan preset): the regression
 # floor for how often a failing run is flagged in time (an alert about a labeled failure near its onset) and how
 # rarely a healthy one is warned. Measured when these were set: 37 of 56 failing logs in time (every one with some
-# alert), 20 of 52 healthy logs with a warning; live there is no hindsight (a dip that later recovers, a run that
+# alert), 15 of 52 healthy logs with a warning; live there is no hindsight (a dip that later recovers, a run that
 # learned over its whole length), so the monitor warns more than the scan does.
 def test_live_monitor_flags_failing_runs_in_time(rows):
     failing = [r for r in rows.values() if "live_on_time" in r]
@@ -124,5 +124,5 @@ def test_live_monitor_flags_failing_runs_in_time(rows):
     summary = real_logs.live_summary(list(rows.values()))
     assert sum(1 for r in failing if r["live_on_time"]) >= 0.6 * len(failing), summary
     assert all(r["live_first_alert"] is not None for r in failing), summary
-    assert sum(1 for r in healthy if r["live_alerted"]) <= 0.5 * len(healthy), summary
+    assert sum(1 for r in healthy if r["live_alerted"]) <= 0.35 * len(healthy), summary
 
