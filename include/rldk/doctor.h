@@ -56,6 +56,9 @@ struct DoctorReport {
 
 // Verdict: "fail" with a critical finding or a failed audit check, "warn" with a warning, else "pass".
 std::string doctor_verdict(const DoctorReport& report);
+// What went wrong and when it started, in a sentence or two: the first finding of warning level or worse and the
+// worst one (or that there were none), and an environment audit problem when there is one.
+std::string doctor_headline(const DoctorReport& report);
 Json doctor_json(const DoctorReport& report);
 std::string doctor_markdown(const DoctorReport& report);
 std::string doctor_html(const DoctorReport& report);

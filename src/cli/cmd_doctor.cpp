@@ -54,6 +54,7 @@ int run_doctor(const DoctorOptions& opts) {
   } else {
     std::printf("verdict: %s, %zu finding(s), overall health %.2f\n", doctor_verdict(report).c_str(),
                 report.scan.findings.size(), report.scan.health.overall);
+    std::printf("%s\n", doctor_headline(report).c_str());
     for (const auto& f : report.scan.findings) {
       std::printf("  [%s] %s %s steps %lld-%lld\n", severity_name(f.severity), f.detector.c_str(), f.metric.c_str(),
                   static_cast<long long>(f.onset_step), static_cast<long long>(f.end_step));

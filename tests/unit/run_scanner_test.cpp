@@ -342,5 +342,42 @@ TEST(RunScanner, EdgesAreTheFirstAndLastFinitePointsInLoggedOrder) {
   EXPECT_EQ(e.tail_values, (std::vector<double>{0.5, 0.6, 0.7}));
 }
 
+// The doctor's headline names where the trouble started (the first warning, not an earlier note) and the worst
+// finding; a report with notes only says nothing needs changing.
+TEST(DoctorHeadline, FirstWarningAndTheWorstFinding) {
+  DoctorReport report;
+  report.scan.step_count = 50;
+  EXPECT_EQ(doctor_headline(report), "No training failures found in 50 steps.");
+  Finding note;
+  note.detector = "length_above_start";
+  note.metric = "response/length_mean";
+  note.severity = Severity::info;
+  note.onset_step = 4;
+  Finding warning = note;
+  warning.detector = "entropy_below_start";
+  warning.metric = "policy/entropy";
+  warning.severity = Severity::warning;
+  warning.onset_step = 12;
+  Finding critical = warning;
+  critical.detector = "kl_above_range";
+  critical.metric = "policy/kl";
+  critical.severity = Severity::critical;
+  critical.onset_step = 20;
+  report.scan.findings = {note};
+  EXPECT_EQ(doctor_headline(report), "1 note, nothing at warning level: the run's own course explains what moved.");
+  report.scan.findings = {note, warning, critical};
+  EXPECT_EQ(doctor_headline(report),
+            "It went wrong from step 12: Entropy far below where the run started (entropy_below_start on "
+            "policy/entropy). The worst: KL far above its healthy range (critical, kl_above_range on policy/kl, from "
+            "step 20). 2 findings at warning level or worse, 1 note.");
+  Finding later = warning;
+  later.severity = Severity::critical;
+  later.onset_step = 30;
+  report.scan.findings = {warning, later};
+  EXPECT_EQ(doctor_headline(report),
+            "It went wrong from step 12: Entropy far below where the run started (entropy_below_start on "
+            "policy/entropy). It turned critical from step 30. 2 findings at warning level or worse.");
+}
+
 }  // namespace
 }  // namespace rldk

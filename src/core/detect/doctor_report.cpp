@@ -94,10 +94,66 @@ std::string doctor_verdict(const DoctorReport& r) {
   return critical ? "fail" : warning ? "warn" : "pass";
 }
 
+namespace {
+
+std::string title_of(const Finding& f) {
+  const DetectorSpec* spec = builtin_detector_catalog().find(f.detector);
+  return spec != nullptr && !spec->title.empty() ? spec->title : f.detector;
+}
+
+}  // namespace
+
+// What went wrong and when it started, in one or two sentences: the first finding of warning level or worse (the
+// findings are in onset order; notes come before the trouble often enough that the first finding is not it) and the
+// worst one. Shared by the Markdown, HTML and JSON reports.
+std::string doctor_headline(const DoctorReport& r) {
+  const RunScan& s = r.scan;
+  std::string out;
+  if (s.findings.empty()) {
+    out = "No training failures found in " + std::to_string(s.step_count) + " steps.";
+  } else {
+    const Finding* first = nullptr;
+    const Finding* worst = &s.findings.front();
+    size_t notes = 0;
+    for (const auto& f : s.findings) {
+      if (f.severity == Severity::info) ++notes;
+      if (first == nullptr && f.severity != Severity::info) first = &f;
+      if (static_cast<int>(f.severity) > static_cast<int>(worst->severity)) worst = &f;
+    }
+    if (first == nullptr) {
+      out = std::to_string(notes) + (notes == 1 ? " note" : " notes") +
+            ", nothing at warning level: the run's own course explains what moved.";
+    } else {
+      out = "It went wrong from step " + std::to_string(first->onset_step) + ": " + title_of(*first) + " (" +
+            first->detector + " on " + first->metric + ").";
+      if (worst != first && worst->detector == first->detector) {
+        out += " It turned " + std::string(severity_name(worst->severity)) + " from step " +
+               std::to_string(worst->onset_step) + ".";
+      } else if (worst != first) {
+        out += " The worst: " + title_of(*worst) + " (" + severity_name(worst->severity) + ", " + worst->detector +
+               " on " + worst->metric + ", from step " + std::to_string(worst->onset_step) + ").";
+      }
+      size_t trouble = s.findings.size() - notes;
+      out += " " + std::to_string(trouble) + (trouble == 1 ? " finding" : " findings") + " at warning level or worse";
+      out += notes > 0 ? ", " + std::to_string(notes) + (notes == 1 ? " note." : " notes.") : ".";
+    }
+  }
+  // A WARN or FAIL verdict over "no failures" reads as a contradiction unless it says where the verdict comes from.
+  if (r.audit && (r.audit->status() == CheckStatus::warn || r.audit->status() == CheckStatus::fail)) {
+    std::string ids;
+    for (const auto& c : r.audit->checks) {
+      if (c.status == CheckStatus::warn || c.status == CheckStatus::fail) ids += (ids.empty() ? "" : ", ") + c.id;
+    }
+    out += " The environment audit found a problem: " + ids + " (below).";
+  }
+  return out;
+}
+
 Json doctor_json(const DoctorReport& r) {
   Json doc;
   doc["schema"] = DOCTOR_SCHEMA;
   doc["verdict"] = doctor_verdict(r);
+  doc["headline"] = doctor_headline(r);
   doc["scan"] = run_scan_json(r.scan);
   if (r.audit) {
     doc["env_audit"] = env_audit_json(*r.audit);
@@ -111,7 +167,7 @@ Json doctor_json(const DoctorReport& r) {
 std::string doctor_markdown(const DoctorReport& r) {
   std::string verdict = doctor_verdict(r);
   std::string md = "# rldk doctor: " + md_text(r.scan.run_id) + "\n\nVerdict: **" + verdict + "**. ";
-  md += std::to_string(r.scan.findings.size()) + " finding(s); overall health " + fixed(r.scan.health.overall) + ".\n";
+  md += doctor_headline(r) + " Overall health " + fixed(r.scan.health.overall) + ".\n";
   md += "\n" + scan_markdown({r.scan}).substr(std::string("# rldk scan\n").size());
   md += "\n## Environment audit\n\n";
   if (r.audit) {
@@ -126,26 +182,7 @@ std::string doctor_html(const DoctorReport& r) {
   const RunScan& s = r.scan;
   HtmlPage page("rldk doctor: " + s.run_id, s.source);
   std::string verdict = doctor_verdict(r);
-  std::string headline;
-  if (s.findings.empty()) {
-    headline = "No training failures found in " + std::to_string(s.step_count) + " steps.";
-    // A WARN or FAIL banner over "no failures" reads as a contradiction unless it says where the verdict comes from.
-    if (r.audit && (r.audit->status() == CheckStatus::warn || r.audit->status() == CheckStatus::fail)) {
-      std::string ids;
-      for (const auto& c : r.audit->checks) {
-        if (c.status == CheckStatus::warn || c.status == CheckStatus::fail) ids += (ids.empty() ? "" : ", ") + c.id;
-      }
-      headline += " The environment audit found a problem: " + ids + " (below).";
-    }
-  } else {
-    const Finding* worst = &s.findings.front();
-    for (const auto& f : s.findings) {
-      if (static_cast<int>(f.severity) > static_cast<int>(worst->severity)) worst = &f;
-    }
-    headline = std::to_string(s.findings.size()) + " finding(s); the first at step " +
-               std::to_string(s.findings.front().onset_step) + " (" + s.findings.front().detector + "), the worst: " +
-               worst->detector + " on " + worst->metric + ".";
-  }
+  std::string headline = doctor_headline(r);
   page.verdict(verdict == "fail" ? "FAIL" : verdict == "warn" ? "WARN" : "PASS", headline,
                verdict == "fail" ? ChartTone::Critical : verdict == "warn" ? ChartTone::Warning : ChartTone::Good);
   page.facts({{"run", s.run_id},
