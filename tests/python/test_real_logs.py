@@ -71,6 +71,15 @@ KNOWN_GAPS = {
         "kl_above_range": "critic/kl at 0.30-0.35 nats for 167 points (peak 0.349) with a steady reward: at the "
                           "edge of the healthy band, which the scan reports; the labels call it healthy",
     },
+    "custom_grpo_gemma2_2b_lora_math_160st_healthy": {
+        "parse": "the per-step `grpo_loss is X and kl is Y` lines are prose with no step; the running summaries "
+                 "`[step 20] avg_loss=... acc=...` every 20 steps carry one, and a shape with its own step wins, so "
+                 "the run is read as its 8 summaries",
+    },
+    "custom_grpo_gemma2_2b_lora_math_harder_data_reward_dip_healthy": {
+        "parse": "as custom_grpo_gemma2_2b_lora_math_160st_healthy: read as its 20 `[step N]` summaries, not its 200 "
+                 "per-step `grpo_loss is X and kl is Y` lines",
+    },
     "unsloth_grpo_llama3b_wandb_truncation": {
         "length_growth": "the length grows only 420 -> 512 (the cap); truncation is found from the first step and "
                          "a 20% growth is not a growth finding",
