@@ -499,6 +499,12 @@ TEST(ConsoleCustom, StepLabelsAndCounters) {
       {"log prefix and units skipped", "2024-05-01 12:00:00,123 - INFO - step 10 | loss 0.3 | reward 0.5 | time 1.2s\n"
                                        "2024-05-01 12:01:00,123 - INFO - step 20 | loss 0.2 | reward 0.6 | time 1.1s\n",
        {10, 20}, 2},
+      {"spaces around '='", "Iter 10: loss = 0.3, reward = 0.5\nIter 20: loss = 0.2, reward = 0.6\n", {10, 20}, 2},
+      {"colon pairs apart by spaces only", "step 10  loss: 0.3  reward: 0.5\nstep 20  loss: 0.2  reward: 0.6\n",
+       {10, 20}, 2},
+      {"key value pairs between commas", "step 10: loss 0.3, reward 0.5\nstep 20: loss 0.2, reward 0.6\n", {10, 20}, 2},
+      {"words and numbers alternating", "global_step 10 loss 0.3 reward 0.5\nglobal_step 20 loss 0.2 reward 0.6\n",
+       {10, 20}, 2},
   };
   for (const auto& c : cases) {
     ReadOutput out = read_text(c.text, "train.log");
@@ -507,6 +513,24 @@ TEST(ConsoleCustom, StepLabelsAndCounters) {
     EXPECT_TRUE(has_series(out.runs[0], "reward/mean", c.steps, {0.5, 0.6})) << c.name;
     EXPECT_EQ(out.runs[0].series.size(), c.series) << c.name << ": " << names_of(out.runs[0]);
   }
+}
+
+// Printed samples of a math task hold arithmetic that looks like pairs ("7 days = 7 apples", "Simplify: x = 20",
+// "Note: 3 samples were cut"): none of it is a metric line, and the step lines around it are read alone.
+TEST(ConsoleCustom, PrintedArithmeticAndProseAreNoMetrics) {
+  ReadOutput out = read_text(
+      "Step 10: loss=0.3, reward=0.5\n"
+      "* Archibald eats 1 apple/day * 7 days = 7 apples\n"
+      "* Combine the terms: (3/2)x = 30\n"
+      "* Simplify: x = 20\n"
+      "Note: 3 samples were cut\n"
+      "launch rank 0 world 8 port 29500\n"
+      "Step 20: loss=0.2, reward=0.6\n"
+      "* Total: 6 * 80 = 480 pages\n"
+      "Step 30: loss=0.1, reward=0.7\n",
+      "train.log");
+  expect_all(only_run(out), {{"train/loss", {10, 20, 30}, {0.3, 0.2, 0.1}}, {"reward/mean", {10, 20, 30}, {0.5, 0.6, 0.7}}});
+  EXPECT_EQ(out.detail, "console: key=value (3 lines, 2 metrics, step from the step label)");
 }
 
 // ---------------------------------------------------------------- tqdm postfix

@@ -1,9 +1,11 @@
 // Free-text metric lines that hand-written training loops print:
 //   key=value      step=10 kl=0.12 reward_mean=0.5  /  Step 10: loss=0.3, reward=0.5  /  [DEBUG] sample 3 reward=1.0
 //   key: value     Epoch:[1/1](3/9751), Reward: -1.4468, KL_ref: 0.0409, Adv Std: 0.9257, Learning Rate: 0.0000003
-//   key value |    step 10 | loss 0.3 | reward 0.5
+//   key value |    step 10 | loss 0.3 | reward 0.5  /  step 1: loss 0.3, reward 0.5
+//   word pairs     global_step 10 loss 0.3 reward 0.5 kl 0.01
 // The step is a step key among the values, else a step label or counter before them; lines without one are still
 // records (the ShapeChooser keeps them apart from the lines with a step).
+#include <algorithm>
 #include <string>
 
 #include "io/console_shapes.h"
@@ -84,6 +86,17 @@ void split_items(std::string_view s, std::vector<std::string_view>& items, size_
   }
 }
 
+// Whether the value that ends at `e` ends its pair: the line ends, a separator follows, or the next "key=" or
+// "key = value" pair. Printed arithmetic ("7 days = 7 apples", "6 * 80 = 480 pages") has words after its number.
+bool ends_a_pair(std::string_view s, size_t e) {
+  while (e < s.size() && s[e] == ' ') ++e;
+  if (e >= s.size() || s[e] == ',' || s[e] == ';' || s[e] == '|' || s[e] == '\t') return true;
+  if (!is_word_start(s[e])) return false;
+  while (e < s.size() && is_key_char(s[e])) ++e;
+  while (e < s.size() && s[e] == ' ') ++e;
+  return e < s.size() && s[e] == '=' && (e + 1 >= s.size() || s[e + 1] != '=');
+}
+
 }  // namespace
 
 bool is_step_key(std::string_view key, const MetricDictionary& dictionary) {
@@ -104,6 +117,12 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
   size_t first_key = std::string_view::npos;
   size_t keys = 0, config_paths = 0;
   bool environment = false;
+  struct Spaced {
+    size_t at;
+    std::string_view key;
+    double value;
+  };
+  std::vector<Spaced> spaced;
   size_t i = 0;
   while (i < s.size()) {
     // A key starts at a letter or '_' that follows a separator ("--lr=0.5" flags are not metrics).
@@ -113,7 +132,10 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
     }
     size_t k = i;
     while (k < s.size() && is_key_char(s[k])) ++k;
-    if (k >= s.size() || s[k] != '=') {
+    // "loss=0.3" or "loss = 0.3" (not a comparison "a == b").
+    size_t eq = k;
+    while (eq < s.size() && s[eq] == ' ') ++eq;
+    if (eq >= s.size() || s[eq] != '=' || (eq + 1 < s.size() && s[eq + 1] == '=')) {
       i = k;
       continue;
     }
@@ -121,15 +143,29 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
     ++keys;
     environment = environment || is_env_name(key);
     config_paths += is_config_path(key) ? 1 : 0;
-    size_t v = k + 1;
+    size_t v = eq + 1;
+    if (eq > k) {
+      while (v < s.size() && s[v] == ' ') ++v;
+    }
     size_t e = v;
     while (e < s.size() && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != '|' && s[e] != '\t') ++e;
     double value = 0;
     if (parse_number(s.substr(v, e - v), value)) {
-      if (first_key == std::string_view::npos) first_key = i;
-      append_number(record, key, value);
+      if (eq == k) {
+        first_key = std::min(first_key, i);
+        append_number(record, key, value);
+      } else if (ends_a_pair(s, e)) {
+        spaced.push_back({i, key, value});
+      }
     }
     i = e;
+  }
+  // "loss = 0.3": two such pairs or more make a metric line; one alone is printed arithmetic ("Simplify: x = 20").
+  if (spaced.size() >= 2) {
+    for (const auto& p : spaced) {
+      first_key = std::min(first_key, p.at);
+      append_number(record, p.key, p.value);
+    }
   }
   // "RAY_DEDUP_LOGS=0 python3 -m verl.trainer.main_ppo data.train_batch_size=1024 ...": an environment or a
   // command line, whatever numbers it holds.
@@ -149,6 +185,25 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
   return Match::record_of(Shape::key_value, StepFrom::none);
 }
 
+// The "Key: value" pair whose key ends the text before a colon of `text`: the first such colon. `key` is empty when
+// there is none; `after` is the text after that colon.
+void find_colon_pair(std::string_view text, std::string_view& key, std::string_view& after) {
+  key = {};
+  for (size_t colon = text.find(':'); colon != std::string_view::npos; colon = text.find(':', colon + 1)) {
+    std::string_view k = trailing_key(text.substr(0, colon));
+    if (k.empty()) continue;
+    key = k;
+    after = trim(text.substr(colon + 1));
+    return;
+  }
+}
+
+std::string_view first_token(std::string_view text) {
+  size_t end = 0;
+  while (end < text.size() && text[end] != ' ' && text[end] != '\t') ++end;
+  return text.substr(0, end);
+}
+
 Match parse_fields(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary) {
   if (s.find('=') != std::string_view::npos || s.find("%|") != std::string_view::npos) return {};
   if (s.find(':') == std::string_view::npos && s.find('|') == std::string_view::npos) return {};
@@ -158,38 +213,63 @@ Match parse_fields(std::string_view s, FlatRecord& record, const MetricDictionar
   record.clear();
   std::optional<int64_t> step;
   size_t first_metric = std::string_view::npos;
+  // "key value" items ("loss 0.3"): between pipes, or two or more of them between commas ("step 1: loss 0.3,
+  // reward 0.5"); one alone in prose ("skipped 2") is not a metric line.
+  std::vector<std::pair<std::string_view, double>> loose;
+  auto metric = [&](std::string_view key, double number) {
+    // The text before the first metric's key may hold the step ("Iter [10/500] loss: 0.3").
+    first_metric = std::min(first_metric, static_cast<size_t>(key.data() - s.data()));
+    append_number(record, key, number);
+  };
   for (std::string_view raw : items) {
-    std::string_view item = trim(raw);
-    std::string_view key, value;
-    // "Key: value": the first ':' that a key precedes.
-    for (size_t colon = item.find(':'); colon != std::string_view::npos; colon = item.find(':', colon + 1)) {
-      std::string_view k = trailing_key(item.substr(0, colon));
-      if (k.empty()) continue;
-      key = k;
-      value = trim(item.substr(colon + 1));
-      break;
-    }
-    // "key value" between pipes.
-    if (key.empty() && pipes > 0) {
-      size_t space = item.rfind(' ');
-      if (space != std::string_view::npos) {
-        key = trailing_key(item.substr(0, space));
-        value = item.substr(space + 1);
+    std::string_view rest = trim(raw);
+    bool paired = false;
+    // "Key: value" pairs; several may share an item when only spaces separate them ("loss: 0.3  reward: 0.5"). A
+    // value is one token, followed by nothing or by the next pair: "Note: 3 samples were cut" is prose.
+    for (;;) {
+      std::string_view key, after;
+      find_colon_pair(rest, key, after);
+      if (key.empty()) break;
+      std::string_view token = first_token(after);
+      std::string_view next = trim(after.substr(token.size()));
+      if (token.empty()) break;
+      if (!next.empty()) {
+        std::string_view next_key, ignored;
+        find_colon_pair(next, next_key, ignored);
+        if (next_key.empty() || next_key.data() != next.data()) {
+          // One value over the rest of the item ("Epoch:[1/1] (3/9751)" is read by the step rule below).
+          token = after;
+          next = {};
+        }
       }
+      paired = true;
+      if (is_step_key(key, dictionary)) {
+        std::string_view value = token;
+        if (!value.empty() && value.front() == '[') value.remove_prefix(1);
+        Counter c;
+        size_t used = parse_fraction(value, c);
+        if (used > 0 && (used == value.size() || value[used] == ']')) step = c.n;
+      } else if (double number = 0; parse_number(token, number)) {
+        metric(key, number);
+      }
+      if (next.empty()) break;
+      rest = next;
     }
-    if (key.empty() || value.empty()) continue;
-    if (is_step_key(key, dictionary)) {
-      if (value.front() == '[') value.remove_prefix(1);
+    if (paired) continue;
+    size_t space = rest.rfind(' ');
+    if (space == std::string_view::npos) continue;
+    std::string_view key = trailing_key(rest.substr(0, space));
+    std::string_view value = rest.substr(space + 1);
+    if (key.empty()) continue;
+    if (is_step_key(key, dictionary)) {  // "step 10/500"
       Counter c;
-      size_t used = parse_fraction(value, c);
-      if (used > 0 && (used == value.size() || value[used] == ']')) step = c.n;
+      if (parse_fraction(value, c) == value.size()) step = c.n;
       continue;
     }
-    double number = 0;
-    if (!parse_number(value, number)) continue;
-    // The text before the first metric's key may hold the step ("Iter [10/500] loss: 0.3").
-    if (first_metric == std::string_view::npos) first_metric = static_cast<size_t>(key.data() - s.data());
-    append_number(record, key, number);
+    if (double number = 0; parse_number(value, number)) loose.emplace_back(key, number);
+  }
+  if (pipes > 0 || loose.size() >= 2) {
+    for (const auto& [key, number] : loose) metric(key, number);
   }
   if (record.fields.empty()) return {};
   if (step) return Match::record_of(Shape::fields, StepFrom::label, step);
@@ -198,6 +278,47 @@ Match parse_fields(std::string_view s, FlatRecord& record, const MetricDictionar
     return Match::record_of(Shape::fields, label->from_counter ? StepFrom::counter : StepFrom::label, label->step);
   }
   return Match::record_of(Shape::fields, StepFrom::none);
+}
+
+// "global_step 10 loss 0.3 reward 0.5 kl 0.01": words and numbers alternating to the end of the line, three pairs
+// or more, with a step key among them or a step label before them (without a step, such a line is as likely a
+// launcher's "rank 0 world 8 port 29500").
+Match parse_word_pairs(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary) {
+  constexpr size_t MIN_PAIRS = 3;
+  std::vector<std::string_view> tokens;
+  for (size_t i = 0; i < s.size();) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+    if (i > start) tokens.push_back(s.substr(start, i - start));
+  }
+  auto is_key = [](std::string_view t) {
+    if (t.empty() || !is_word_start(t.front())) return false;
+    return std::all_of(t.begin(), t.end(), [](char c) { return is_key_char(c); });
+  };
+  size_t first = tokens.size();
+  double number = 0;
+  while (first >= 2 && is_key(tokens[first - 2]) && parse_number(tokens[first - 1], number)) first -= 2;
+  if ((tokens.size() - first) / 2 < MIN_PAIRS) return {};
+  record.clear();
+  std::optional<int64_t> step;
+  for (size_t t = first; t < tokens.size(); t += 2) {
+    parse_number(tokens[t + 1], number);
+    if (is_step_key(tokens[t], dictionary)) {
+      int64_t n = 0;
+      if (step_from_number(number, n)) step = n;
+      continue;
+    }
+    append_number(record, tokens[t], number);
+  }
+  if (record.fields.empty()) return {};
+  if (step) return Match::record_of(Shape::fields, StepFrom::label, step);
+  auto is_step_word = [&](std::string_view word) { return is_step_key(word, dictionary); };
+  if (first == 0) return {};
+  if (auto label = find_step_label(s.substr(0, static_cast<size_t>(tokens[first].data() - s.data())), is_step_word)) {
+    return Match::record_of(Shape::fields, label->from_counter ? StepFrom::counter : StepFrom::label, label->step);
+  }
+  return {};
 }
 
 }  // namespace rldk::io::console

@@ -148,6 +148,7 @@ class ConsoleFormat final : public LineFormat {
     if (match.kind == Match::Kind::none) match = steps_.postfix(s, record_, number);
     if (match.kind == Match::Kind::none) match = parse_key_values(s, record_, dictionary);
     if (match.kind == Match::Kind::none) match = parse_fields(s, record_, dictionary);
+    if (match.kind == Match::Kind::none) match = parse_word_pairs(s, record_, dictionary);
     if (match.kind == Match::Kind::record) continue_previous(match, number);
     switch (match.kind) {
       case Match::Kind::record: chooser_.offer(match, record_, number); break;

@@ -90,6 +90,9 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
 // "Key: value, Key: value" and "key value | key value" lines; keys may hold spaces.
 Match parse_fields(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary);
 
+// "global_step 10 loss 0.3 reward 0.5": words and numbers alternating, with a step among them or before them.
+Match parse_word_pairs(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary);
+
 // True when `key` (as written: "Step", "Global Step", "iter") names the step.
 bool is_step_key(std::string_view key, const MetricDictionary& dictionary);
 

@@ -66,7 +66,8 @@ void for_each_tqdm_counter(std::string_view s, F&& f) {
 }
 
 // A step label in free text: a step word ("Step 10", "global_step: 10", "Iter [3/500]") or a parenthesised counter
-// after an optional bracketed epoch counter ("Epoch:[1/1](3/9751)"). `is_step_word` tells step words apart.
+// after an optional bracketed epoch counter ("Epoch:[1/1](3/9751)"). A bare "[n/N]" is not one: evaluation and
+// per-sample loops print it too ("[100/444] running IoU=0.895"). `is_step_word` tells step words apart.
 // Counters above this are not progress counters; it also keeps epoch x steps per epoch within int64.
 constexpr int64_t MAX_COUNTER = 1'000'000'000;
 
