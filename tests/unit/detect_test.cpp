@@ -752,6 +752,9 @@ TEST(Scan, PreferenceLossClimbingBackIsFoundOnlyInAPreferenceRun) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NEAR(static_cast<double>(found[0].onset_step), 21, 12);
   EXPECT_TRUE(run_detector_on_values(*spec, {{"train/loss", loss}}).empty());
+  EXPECT_EQ(run_detector_on_values(*spec, {{"train/loss", loss}, {"pref/rewards_chosen", margin}}).size(), 1u);
+  // An accuracy alone is no preference run: GRPO loops log their answers' accuracy as `acc` too.
+  EXPECT_TRUE(run_detector_on_values(*spec, {{"train/loss", loss}, {"pref/reward_accuracy", margin}}).empty());
 }
 
 // An entropy bonus pushes entropy up on purpose: an entropy that doubles is one severity lower in a run that sets
