@@ -129,7 +129,10 @@ TEST(MetricDictionary, RoleOfFieldKeys) {
                         Case{"_timestamp", FieldRole::time}, Case{"run_id", FieldRole::run_id},
                         Case{"run", FieldRole::run_id}, Case{"_runtime", FieldRole::ignored},
                         Case{"_wandb", FieldRole::ignored}, Case{"loss", FieldRole::metric},
-                        Case{"Step", FieldRole::metric}, Case{"steps", FieldRole::metric},
+                        // column headers written for people: a CSV's "Step", "Global Step"
+                        Case{"Step", FieldRole::step}, Case{"Global Step", FieldRole::step},
+                        Case{"Iteration", FieldRole::step}, Case{"steps", FieldRole::metric},
+                        Case{"Stepper", FieldRole::metric},
                         Case{"epoch", FieldRole::metric}, Case{"time/fps", FieldRole::metric}}) {
     EXPECT_EQ(static_cast<int>(dict.role_of(c.key)), static_cast<int>(c.role)) << c.key;
   }
