@@ -33,7 +33,7 @@ TEST(TrainerState, TrainEvalAndSummaryEntries) {
       {"summary/train_runtime", {20}, {12.5}},
       {"summary/train_steps_per_second", {20}, {1.6}},
       {"train_loss", {20}, {0.6}},  // deliberately unmapped (see data/metrics.yaml)
-      {"train_samples_per_second", {20}, {3.2}},
+      {"summary/train_samples_per_second", {20}, {3.2}},
   };
   for (const auto& e : expected) EXPECT_TRUE(has_series(run, e.name, e.steps, e.values));
   EXPECT_EQ(run.series.size(), expected.size()) << names_of(run);
