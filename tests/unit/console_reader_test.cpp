@@ -500,6 +500,7 @@ TEST(ConsoleCustom, StepLabelsAndCounters) {
                                        "2024-05-01 12:01:00,123 - INFO - step 20 | loss 0.2 | reward 0.6 | time 1.1s\n",
        {10, 20}, 2},
       {"spaces around '='", "Iter 10: loss = 0.3, reward = 0.5\nIter 20: loss = 0.2, reward = 0.6\n", {10, 20}, 2},
+      {"'=' with and without spaces", "step=10, loss = 0.3, reward=0.5\nstep=20, loss = 0.2, reward=0.6\n", {10, 20}, 2},
       {"colon pairs apart by spaces only", "step 10  loss: 0.3  reward: 0.5\nstep 20  loss: 0.2  reward: 0.6\n",
        {10, 20}, 2},
       {"key value pairs between commas", "step 10: loss 0.3, reward 0.5\nstep 20: loss 0.2, reward 0.6\n", {10, 20}, 2},
@@ -527,6 +528,10 @@ TEST(ConsoleCustom, PrintedArithmeticAndProseAreNoMetrics) {
       "launch rank 0 world 8 port 29500\n"
       "Step 20: loss=0.2, reward=0.6\n"
       "* Total: 6 * 80 = 480 pages\n"
+      "Step 2: Let a = 3, b = 5\n"
+      "Step 3: Then a + b = 8, a * b = 15\n"
+      "Step 11: Add the numbers, total 15, remainder 2\n"
+      "Step 12: loss went up to 3, reward fell to 0\n"
       "Step 30: loss=0.1, reward=0.7\n",
       "train.log");
   expect_all(only_run(out), {{"train/loss", {10, 20, 30}, {0.3, 0.2, 0.1}}, {"reward/mean", {10, 20, 30}, {0.5, 0.6, 0.7}}});
@@ -575,7 +580,7 @@ TEST(ConsoleTqdm, NestedBarLeftOutWhenTheBarAroundItShowsThePostfix) {
                   });
   EXPECT_EQ(out.detail,
             "console: tqdm postfix (3 lines, 3 metrics, step from the tqdm counter); nested tqdm postfix: 6 lines left "
-            "out (the bar around them shows the loop's own)");
+            "out (another bar shows the loop's own)");
 }
 
 // A custom loop: an epoch bar without a postfix around a batch bar that restarts every epoch. The batch bar's
@@ -594,6 +599,67 @@ TEST(ConsoleTqdm, RestartingBarCountsOnAcrossEpochs) {
   const rldk::Run& run = only_run(out);
   expect_all(run, {{"train/loss", {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}}});
   EXPECT_EQ(out.detail, "console: tqdm postfix (6 lines, 1 metric, step from the tqdm counter)");
+}
+
+// An epoch bar whose postfix shows each epoch's validation loss around a batch bar with the training loss: they
+// share no metric, so the batch bar is the loop (its steps count on across epochs) and the validation loss is taken
+// at the batch step where it was shown.
+TEST(ConsoleTqdm, AnOuterPostfixWithOtherMetricsIsASummaryAtTheLoopsStep) {
+  std::string text = "Epochs:   0%|          | 0/2 [00:00<?, ?it/s]";
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    text += "\r  0%|          | 0/3 [00:00<?, ?it/s]";
+    for (int batch = 1; batch <= 3; ++batch) {
+      text += "\r 33%|###       | " + std::to_string(batch) + "/3 [00:01<00:02,  1.0s/it, loss=" +
+              std::to_string(epoch * 3 + batch) + "]";
+    }
+    text += "\rEpochs:  50%|#####     | " + std::to_string(epoch + 1) + "/2 [00:03<00:03,  3.0s/it, val_loss=0." +
+            std::to_string(epoch + 5) + "]";
+  }
+  ReadOutput out = read_text(text + "\n", "train.log");
+  expect_all(only_run(out), {{"train/loss", {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}}, {"val_loss", {3, 6}, {0.5, 0.6}}});
+}
+
+// Counters that count no loop, and ranks drawing one bar out of step: no overflowing steps, no made-up restarts.
+TEST(ConsoleTqdm, HugeCountersAndRanksOutOfStepAreNoRestarts) {
+  ReadOutput huge = read_text(
+      " 10%|#         | 99999999999999999/999999999999999999 [00:01<00:09, loss=0.9]\n"
+      " 10%|#         | 1/999999999999999999 [00:01<00:09, loss=0.8]\n"
+      " 10%|#         | 99999999999999999/999999999999999999 [00:01<00:09, loss=0.7]\n",
+      "train.log");
+  for (const auto& run : huge.runs) {
+    for (const auto& [name, series] : run.series) {
+      for (int64_t step : series.steps) EXPECT_GE(step, 0) << name;
+    }
+  }
+  ReadOutput ranks = read_text(
+      "  0%|          | 0/10 [00:00<?, ?it/s]"
+      "\r 10%|#         | 1/10 [00:01<00:09, loss=1]\r 30%|###       | 3/10 [00:03<00:07, loss=3]"
+      "\r 20%|##        | 2/10 [00:03<00:07, loss=2]\r 40%|####      | 4/10 [00:04<00:06, loss=4]"
+      "\r 50%|#####     | 5/10 [00:05<00:05, loss=5]\n",
+      "train.log");
+  const rldk::Run& run = only_run(ranks);
+  EXPECT_EQ(run.series.at("train/loss").steps.back(), 5);
+  EXPECT_EQ(run.segments.size(), 1u);
+}
+
+// Generation bars of many lengths between epochs push the batch bar out of the tracked bars' memory: its epoch
+// offset survives, so its steps still count on.
+TEST(ConsoleTqdm, ARestartingBarKeepsItsOffsetAmongManyOtherBars) {
+  std::string text;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    text += "  0%|          | 0/4 [00:00<?, ?it/s]";
+    for (int batch = 1; batch <= 4; ++batch) {
+      text += "\r 25%|##        | " + std::to_string(batch) + "/4 [00:01<00:03, loss=" +
+              std::to_string(epoch * 4 + batch) + "]";
+    }
+    text += "\n";
+    for (int g = 0; g < 17; ++g) text += "Generating: 100%|##########| " + std::to_string(100 + g) + "/" +
+                                        std::to_string(100 + g) + " [00:01<00:00]\n";
+  }
+  ReadOutput out = read_text(text, "train.log");
+  expect_all(only_run(out), {{"train/loss", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+                              {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}});
+  EXPECT_EQ(only_run(out).segments.size(), 1u);
 }
 
 // A bar left incomplete before the training loop (an interrupted download) never moves again: the loop's postfix

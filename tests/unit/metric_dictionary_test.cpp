@@ -140,6 +140,9 @@ TEST(MetricDictionary, RoleOfFieldKeys) {
 
 TEST(MetricDictionary, StepKeyPriority) {
   const MetricDictionary& dict = MetricDictionary::builtin();
+  // A header written for people is a step after every exact step key: W&B's own _step beats a logged "Step".
+  EXPECT_GT(dict.step_key_priority("Step"), dict.step_key_priority("_step"));
+  EXPECT_GE(dict.step_key_priority("Global Step"), 0);
   EXPECT_EQ(dict.step_key_priority("step"), 0);
   EXPECT_LT(dict.step_key_priority("step"), dict.step_key_priority("global_step"));
   EXPECT_LT(dict.step_key_priority("global_step"), dict.step_key_priority("_step"));

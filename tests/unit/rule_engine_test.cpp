@@ -514,6 +514,24 @@ TEST(Presets, AllLoadWithoutWarnings) {
   }
 }
 
+// `--preset grpo_safe --preset scan`, in either order: a detector the guard preset already runs alone (entropy below
+// its start, a constant reward) warns once, under the guard's rule id; the scan's other detectors stay.
+TEST(Presets, AGuardAndTheScanPresetWarnOnceForOneDetector) {
+  for (bool scan_first : {false, true}) {
+    RuleSet rules;
+    for (const char* name : scan_first ? std::vector<const char*>{"scan", "grpo_safe"}
+                                       : std::vector<const char*>{"grpo_safe", "scan"}) {
+      auto preset = load_preset(name);
+      ASSERT_TRUE(preset.ok());
+      ASSERT_TRUE(merge_rule_sets(rules, std::move(preset).value()).ok());
+    }
+    EXPECT_NE(rules.find("grpo_safe_entropy_below_start"), nullptr);
+    EXPECT_NE(rules.find("grpo_safe_reward_saturation"), nullptr);
+    EXPECT_EQ(rules.find("scan_entropy_below_start"), nullptr) << scan_first;
+    EXPECT_EQ(rules.find("scan_reward_constant"), nullptr) << scan_first;
+    EXPECT_NE(rules.find("scan_kl_above_range"), nullptr) << scan_first;  // grpo_safe's KL rule is a condition
+  }
+}
 
 namespace {
 

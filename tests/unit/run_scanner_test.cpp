@@ -377,6 +377,13 @@ TEST(DoctorHeadline, FirstWarningAndTheWorstFinding) {
   EXPECT_EQ(doctor_headline(report),
             "It went wrong from step 12: Entropy far below where the run started (entropy_below_start on "
             "policy/entropy). It turned critical from step 30. 2 findings at warning level or worse.");
+  // A metric name is data: the Markdown headline escapes it as the findings table does.
+  later.metric = "my|metric*<b>x</b>";
+  report.scan.findings = {warning, later};
+  std::string md = doctor_markdown(report);
+  std::string headline = md.substr(md.find("Verdict:"), md.find('\n', md.find("Verdict:")) - md.find("Verdict:"));
+  EXPECT_EQ(headline.find("<b>"), std::string::npos) << headline;
+  EXPECT_NE(headline.find("The worst:"), std::string::npos) << headline;  // another metric: not "it turned"
 }
 
 }  // namespace

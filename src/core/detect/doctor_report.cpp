@@ -126,7 +126,7 @@ std::string doctor_headline(const DoctorReport& r) {
     } else {
       out = "It went wrong from step " + std::to_string(first->onset_step) + ": " + title_of(*first) + " (" +
             first->detector + " on " + first->metric + ").";
-      if (worst != first && worst->detector == first->detector) {
+      if (worst != first && worst->detector == first->detector && worst->metric == first->metric) {
         out += " It turned " + std::string(severity_name(worst->severity)) + " from step " +
                std::to_string(worst->onset_step) + ".";
       } else if (worst != first) {
@@ -167,7 +167,7 @@ Json doctor_json(const DoctorReport& r) {
 std::string doctor_markdown(const DoctorReport& r) {
   std::string verdict = doctor_verdict(r);
   std::string md = "# rldk doctor: " + md_text(r.scan.run_id) + "\n\nVerdict: **" + verdict + "**. ";
-  md += doctor_headline(r) + " Overall health " + fixed(r.scan.health.overall) + ".\n";
+  md += md_text(doctor_headline(r)) + " Overall health " + fixed(r.scan.health.overall) + ".\n";
   md += "\n" + scan_markdown({r.scan}).substr(std::string("# rldk scan\n").size());
   md += "\n## Environment audit\n\n";
   if (r.audit) {

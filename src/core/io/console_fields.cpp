@@ -97,6 +97,14 @@ bool ends_a_pair(std::string_view s, size_t e) {
   return e < s.size() && s[e] == '=' && (e + 1 >= s.size() || s[e + 1] != '=');
 }
 
+// Whether the word at `i` follows an arithmetic operator ("a + b = 8": b is no metric name).
+bool after_an_operator(std::string_view s, size_t i) {
+  while (i > 0 && s[i - 1] == ' ') --i;
+  if (i == 0) return false;
+  char c = s[i - 1];
+  return c == '+' || c == '-' || c == '*' || c == '/' || c == '^' || c == '=' || c == '<' || c == '>' || c == '(';
+}
+
 }  // namespace
 
 bool is_step_key(std::string_view key, const MetricDictionary& dictionary) {
@@ -123,6 +131,7 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
     double value;
   };
   std::vector<Spaced> spaced;
+  size_t compact = 0;
   size_t i = 0;
   while (i < s.size()) {
     // A key starts at a letter or '_' that follows a separator ("--lr=0.5" flags are not metrics).
@@ -154,14 +163,17 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
       if (eq == k) {
         first_key = std::min(first_key, i);
         append_number(record, key, value);
-      } else if (ends_a_pair(s, e)) {
+        ++compact;
+      } else if (ends_a_pair(s, e) && key.size() > 1 && !after_an_operator(s, i)) {
         spaced.push_back({i, key, value});
       }
     }
     i = e;
   }
-  // "loss = 0.3": two such pairs or more make a metric line; one alone is printed arithmetic ("Simplify: x = 20").
-  if (spaced.size() >= 2) {
+  // "loss = 0.3": two such pairs or more make a metric line, or one beside "key=value" pairs; one alone is printed
+  // arithmetic ("Simplify: x = 20"), and so are one-letter names and names after an operator ("Let a = 3, b = 5",
+  // "a + b = 8").
+  if (spaced.size() >= 2 || (!spaced.empty() && compact > 0)) {
     for (const auto& p : spaced) {
       first_key = std::min(first_key, p.at);
       append_number(record, p.key, p.value);
@@ -266,9 +278,14 @@ Match parse_fields(std::string_view s, FlatRecord& record, const MetricDictionar
       if (parse_fraction(value, c) == value.size()) step = c.n;
       continue;
     }
+    if (std::count(key.begin(), key.end(), ' ') > 1) continue;  // "loss went up to 3" is prose
     if (double number = 0; parse_number(value, number)) loose.emplace_back(key, number);
   }
-  if (pipes > 0 || loose.size() >= 2) {
+  // Between commas, prose has pairs too ("total 15, remainder 2"): a metric line names a metric rldk knows.
+  bool known = std::any_of(loose.begin(), loose.end(), [&](const auto& pair) {
+    return dictionary.find(dictionary.canonical_name(pair.first)) != nullptr;
+  });
+  if (pipes > 0 || (loose.size() >= 2 && known)) {
     for (const auto& [key, number] : loose) metric(key, number);
   }
   if (record.fields.empty()) return {};

@@ -40,6 +40,10 @@ using namespace console;
 // parenthesis is not such a prefix.
 constexpr size_t MAX_RAY_PREFIX = 120;
 constexpr uint64_t MAX_CONTINUATION_GAP = 8;
+// Postfix records of a nested tqdm bar held until the bar around it shows whether it is the loop (TqdmSteps):
+// reading a file, as many as the shape chooser looks ahead; following a live trainer, few, so its points flow.
+constexpr size_t FILE_POSTFIX_HOLD = 4096;
+constexpr size_t LIVE_POSTFIX_HOLD = 64;
 
 ShapeChoiceOptions choice_options(bool live) {
   ShapeChoiceOptions options;
@@ -52,9 +56,8 @@ class ConsoleFormat final : public LineFormat {
   explicit ConsoleFormat(ReadContext& context)
       : context_(context),
         records_(context),
-        steps_([this](const Match& match, const FlatRecord& record, uint64_t line) {
-          chooser_.offer(match, record, line);
-        }),
+        steps_([this](const Match& match, const FlatRecord& record, uint64_t line) { chooser_.offer(match, record, line); },
+               context.live ? LIVE_POSTFIX_HOLD : FILE_POSTFIX_HOLD),
         hf_(steps_, [this](const Match& match, const FlatRecord& record, uint64_t line) {
           chooser_.offer(match, record, line);
         }),
@@ -96,7 +99,7 @@ class ConsoleFormat final : public LineFormat {
     std::string out = chooser_.detail(config_lines_, dicts_.summaries());
     if (steps_.nested_left_out() > 0) {
       out += "; nested tqdm postfix: " + plural(steps_.nested_left_out(), "line", "lines") +
-             " left out (the bar around them shows the loop's own)";
+             " left out (another bar shows the loop's own)";
     }
     if (dicts_.events() > 0) out += "; long-form events: " + std::to_string(dicts_.events()) + " lines";
     if (kaggle_.active()) out.insert(std::string_view("console").size(), " (kaggle notebook log)");

@@ -126,22 +126,28 @@ class TableLines {
 // Many bars print counters: dataset maps, model loading, evaluation, vLLM generation, and the training loop. The
 // training bar is the one whose counter has advanced between consecutive training dicts most often: an evaluation
 // or generation bar restarts and ends at the same count each time, a dataset bar runs before training only.
-// Memory: one entry per distinct total, at most MAX_TOTALS.
+// Memory: one entry per distinct total, at most MAX_TOTALS; counters above MAX_COUNTER are not progress counters.
 //
-// Postfix values ("n/N [elapsed<remaining, rate, key=value, ...]") belong to the loop of their bar. Bars nest: an
-// OpenRLHF run draws an "Episode" bar whose postfix is each global step's status, and inside it a "Train epoch" bar
-// whose postfix is each micro-batch's; a custom loop draws an epoch bar and inside it a batch bar that restarts every
-// epoch. A bar is nested in a bar that was drawn before its current run began and is not complete. Its postfix
-// records are held (at most MAX_HELD) until that enclosing bar moves: if the enclosing bar shows a postfix of its own,
-// that is the loop's record and the nested bar's records are left out (counted for `rldk info`); if it moves without
-// one, the nested records are released, and so are the bar's later ones. A bar that restarts counts on from where its
-// earlier runs ended (epoch x batches per epoch), so its steps never go back. Held records are released when the
-// hold is full (a bar nested in one that was abandoned) and at the end of the data. Following a live trainer, a
-// nested bar's first records therefore wait for the first move of the bar around it.
+// Postfix values ("n/N [elapsed<remaining, rate, key=value, ...]") belong to the loop of their bar, and bars nest. A
+// bar is nested in a bar that was drawn before its current run began and is not complete. Whether a nested bar is
+// the training loop is decided once, when the bar around it shows what it is:
+//   - it draws a postfix that shares a metric name with the nested bar's: its postfix is the loop's record and the
+//     nested one a detail of it (OpenRLHF's "Episode" bar with each global step's status around a "Train epoch" bar
+//     with each micro-batch's short status, both with `kl`). The nested bar's records are left out (counted for
+//     `rldk info`);
+//   - it moves or draws a postfix without shared names, or the nested bar restarts while the bar around it stood
+//     still: the nested bar is the loop (a batch bar inside an epoch bar, whose postfix shows a validation loss).
+//     Its records are released, and the outer bar's postfix values take the nested loop's current step, as an
+//     evaluation does.
+// Until then the nested bar's records are held (at most hold_limit records and MAX_HELD_BYTES), and released when the
+// hold is full (a bar nested in one that was abandoned) and at the end of the data. Following a live trainer the
+// limit is small, so a nested loop's first points are not held back long. A bar that restarts counts on from where
+// its earlier runs ended (epoch x batches per epoch), so its steps never go back; a count that steps back a little
+// without starting over (ranks drawing one bar out of step) is no restart.
 class TqdmSteps {
  public:
   using Offer = std::function<void(const Match&, const FlatRecord&, uint64_t line)>;
-  explicit TqdmSteps(Offer offer) : offer_(std::move(offer)) {}
+  TqdmSteps(Offer offer, size_t hold_limit) : offer_(std::move(offer)), hold_limit_(hold_limit) {}
 
   void observe(std::string_view s);
   // At a training dict: counts which bars advanced since the previous one and returns the training bar's counter.
@@ -153,14 +159,16 @@ class TqdmSteps {
   // each count is a record, which is the one that pairs the count with its own values in both orders trainers call
   // them.
   Match postfix(std::string_view s, FlatRecord& record, uint64_t line);
-  // After each piece: bars that moved without a postfix release the records held for the bars nested in them.
+  // After each piece: decides the nested bars whose outer bar moved, or which restarted, and releases their records.
   void after_piece();
   // The end of the data: every held record is released.
   void flush();
-  // Postfix records of nested bars left out because the bar around them showed the loop's own.
+  // Postfix records left out: of nested bars whose outer bar shows the loop's own, or of an outer bar whose metrics
+  // the nested loop logs itself.
   uint64_t nested_left_out() const { return nested_left_out_; }
 
  private:
+  enum class Role : uint8_t { undecided, loop, covered };
   struct Track {
     int64_t total = 0;
     int64_t last_n = 0;
@@ -168,13 +176,16 @@ class TqdmSteps {
     uint64_t votes = 0;
     uint64_t seen = 0;  // observation order, for evicting the stalest total
     // Postfix bookkeeping (see the class comment).
-    uint64_t run_began = 0;  // observation at which the bar's current run began
-    int64_t offset = 0;      // counts of the bar's earlier runs
-    bool moved = false;      // advanced in the current piece
+    uint64_t run_began = 0;    // observation at which the bar's current run began
+    int64_t offset = 0;        // counts of the bar's earlier runs
+    bool moved = false;        // advanced in the current piece
     bool postfix_now = false;  // showed a postfix in the current piece
-    bool covered = false;    // an enclosing bar shows the loop's postfix: this bar's records are left out
-    bool released = false;   // an enclosing bar moved without a postfix: this bar's records pass
+    bool restarted = false;    // started a new run in the current piece
+    Role role = Role::undecided;
+    std::vector<std::string> names;  // its postfix metric names (at most MAX_NAMES)
     std::optional<int64_t> last_postfix_step;
+    int64_t step() const { return offset + last_n; }
+    bool keeps_state() const { return offset > 0 || !names.empty() || role != Role::undecided; }
   };
   struct HeldPostfix {
     int64_t total;
@@ -183,18 +194,25 @@ class TqdmSteps {
     FlatRecord record;
   };
   static constexpr size_t MAX_TOTALS = 16;
-  static constexpr size_t MAX_HELD = 4096;
+  static constexpr size_t MAX_NAMES = 32;
+  static constexpr size_t MAX_HELD_BYTES = size_t{8} << 20;
 
   const Track* training() const;
   Track* track_of(int64_t total);
   bool nested_in(const Track& inner, const Track& outer) const;
-  void release_held(const std::function<bool(const Track&)>& which);
+  bool shares_names(const Track& a, const Track& b) const;
+  bool holds(const Track& t) const;
+  void decide(Track& nested, Role role);
+  void release_all();
+  void emit(int64_t step, StepFrom from, const FlatRecord& record, uint64_t line);
 
   Offer offer_;
+  size_t hold_limit_;
   std::vector<Track> tracks_;
   uint64_t observations_ = 0;
   std::optional<int64_t> last_untracked_n_;  // postfix dedup for bars without a total
   std::deque<HeldPostfix> held_;
+  size_t held_bytes_ = 0;
   uint64_t nested_left_out_ = 0;
 };
 

@@ -184,14 +184,22 @@ FieldRole MetricDictionary::role_of(std::string_view key) const {
 int MetricDictionary::step_key_priority(std::string_view key) const {
   auto it = std::find(step_keys_.begin(), step_keys_.end(), key);
   if (it != step_keys_.end()) return static_cast<int>(it - step_keys_.begin());
-  // Column headers written for people ("Step", "Global Step", "Iteration"): the same key lower-cased, spaces as '_'.
+  // Column headers written for people ("Step", "Global Step", "Iteration"): the same key lower-cased, spaces as '_',
+  // after every exact key (a W&B run that also logs a "Step" of its own keeps `_step`).
   constexpr size_t MAX_STEP_KEY = 64;
   if (key.empty() || key.size() > MAX_STEP_KEY) return -1;
-  std::string folded;
-  for (char c : key) folded.push_back(c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  if (folded == key) return -1;
+  char buffer[MAX_STEP_KEY];
+  bool changed = false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    char c = key[i];
+    buffer[i] = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    changed = changed || buffer[i] != c;
+  }
+  if (!changed) return -1;
+  std::string_view folded(buffer, key.size());
   it = std::find(step_keys_.begin(), step_keys_.end(), folded);
-  return it == step_keys_.end() ? -1 : static_cast<int>(it - step_keys_.begin());
+  if (it == step_keys_.end()) return -1;
+  return static_cast<int>(step_keys_.size() + static_cast<size_t>(it - step_keys_.begin()));
 }
 
 }  // namespace rldk

@@ -384,8 +384,33 @@ Result<RuleSet> load_preset(const std::string& name) {
   return parse_rules(std::string(text), "preset " + name);
 }
 
+namespace {
+
+// A rule of the generated `scan` preset (origin "preset scan:LINE:COLUMN").
+bool from_scan_preset(const Rule& rule) { return rule.origin.rfind(std::string("preset ") + SCAN_PRESET + ":", 0) == 0; }
+
+// Two rules that let the same catalog detector decide alone: one alarm, written twice.
+bool same_detector_alone(const Rule& a, const Rule& b) {
+  return a.detector && b.detector && !a.detector->catalog_id.empty() &&
+         a.detector->catalog_id == b.detector->catalog_id && !a.condition && !b.condition;
+}
+
+}  // namespace
+
 Status merge_rule_sets(RuleSet& into, RuleSet more) {
   for (auto& rule : more.rules) {
+    // A guard preset that runs one of the scan's detectors (grpo_safe_entropy_below_start) and `--preset scan`
+    // together would warn twice for one event: the guard's rule stays, the scan preset's copy goes.
+    if (from_scan_preset(rule) && std::any_of(into.rules.begin(), into.rules.end(), [&](const Rule& r) {
+          return same_detector_alone(r, rule);
+        })) {
+      continue;
+    }
+    if (!from_scan_preset(rule)) {
+      into.rules.erase(std::remove_if(into.rules.begin(), into.rules.end(),
+                                      [&](const Rule& r) { return from_scan_preset(r) && same_detector_alone(r, rule); }),
+                       into.rules.end());
+    }
     if (into.find(rule.id)) {
       return Error{ErrorCode::invalid_argument, "rule id '" + rule.id + "' is defined twice", rule.origin};
     }
