@@ -169,6 +169,8 @@ void throughput(const Run& run, const ProfileOptions& options, ProfileReport& re
   const Series* s = run.find("perf/throughput");
   if (s == nullptr) {
     for (const auto& [name, series] : run.series) {
+      // The trainer's closing summary (summary/train_samples_per_second) is one number for the whole run.
+      if (name.rfind("summary/", 0) == 0) continue;
       std::string l = lower(name);
       if (l.find("throughput") != std::string::npos || l.find("tokens_per_second") != std::string::npos ||
           l.find("samples_per_second") != std::string::npos) {
