@@ -22,7 +22,9 @@ def test_in_process_monitor_fires_and_reports(tmp_path):
     with rldk.Monitor(preset="grpo_safe", alerts_path=alerts_path) as m:
         fired = []
         for step in range(1, 30):
-            fired += m.observe(step, {"kl": 0.05 if step < 20 else 0.5, "train/reward": 0.5, "note": "text"})
+            # The reward moves (a constant one is grpo_safe_reward_saturation's finding, at the end of the data).
+            reward = 0.5 + 0.05 * (step % 3)
+            fired += m.observe(step, {"kl": 0.05 if step < 20 else 0.5, "train/reward": reward, "note": "text"})
     assert [a["step"] for a in fired] == [21]  # 2 consecutive values above 0.30, after a 12-step grace
     a = fired[0]
     assert a["rule_id"] == "grpo_safe_kl_spike" and a["metric"] == "policy/kl" and a["stop"] is True
