@@ -8,6 +8,9 @@
 //     with `compare: magnitude`, for a metric whose sign may change (a loss unbounded below), the end at least
 //     (1 + min_relative_change) times as far from zero as the start, or than min_scale when the start is nearer
 //     zero than that, on the side the trend heads to: a loss running away, whichever sign it started with.
+//   - optionally (min_late_share, min_end), a drift that keeps its pace: the move from the middle of the run to its
+//     end at least min_late_share of the whole move, and the end past min_end. A healthy KL rises from 0 and levels
+//     off; a drifting one goes on rising as fast.
 // The onset is where the drift began (stats::ramp_start over the thinned run); the episode runs to the last point.
 #include <algorithm>
 #include <cmath>
@@ -33,6 +36,8 @@ class SteadyTrend final : public Detector {
     min_scale_ = s.param("min_scale", 0.0);
     magnitude_ = s.option("compare", "ratio") == "magnitude";
     edge_fraction_ = std::clamp(s.param("edge_fraction", 0.2), 0.05, 0.5);
+    min_late_share_ = s.param("min_late_share", 0.0);
+    min_end_ = s.param("min_end", 0.0);
   }
   void reset() override {
     finish();
@@ -78,6 +83,17 @@ class SteadyTrend final : public Detector {
                                  : start > 0 && end >= 0 &&
                                        (direction > 0 ? ratio >= 1 + min_relative_change_
                                                       : ratio <= 1 - min_relative_change_);
+    // A drift that keeps its pace, for a metric that moves in healthy runs too but levels off (a KL rising from 0
+    // as the policy leaves its reference): the second half of the run carries at least min_late_share of the move,
+    // and the end has passed min_end.
+    if (min_late_share_ > 0) {
+      size_t from = n / 2 - std::min(n / 2, edge / 2);
+      std::vector<double> middle(values.begin() + static_cast<std::ptrdiff_t>(from),
+                                 values.begin() + static_cast<std::ptrdiff_t>(std::min(n, from + edge)));
+      double mid = stats::median_in_place(middle);
+      far_enough = far_enough && direction * (end - start) > 0 && (end - mid) / (end - start) >= min_late_share_;
+    }
+    if (min_end_ > 0) far_enough = far_enough && direction * (end - min_end_) >= 0;
     if (trending && far_enough) {
       alarm(last_step_);
       size_t onset =
@@ -99,7 +115,7 @@ class SteadyTrend final : public Detector {
   int sign_ = 0;
   bool log_ = false;
   size_t min_points_;
-  double min_z_, min_relative_change_, min_scale_, edge_fraction_;
+  double min_z_, min_relative_change_, min_scale_, edge_fraction_, min_late_share_, min_end_;
   bool magnitude_ = false;
   int64_t last_step_ = 0;
 };
