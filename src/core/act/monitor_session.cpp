@@ -598,12 +598,15 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
   bool child_done = false;
   for (;;) {
     uint64_t got = 0;
+    // The trainer's console first: what it printed before it wrote its metrics file (the settings of its config
+    // dump, such as an entropy bonus) is then known when the file's points are judged, whichever source the poll saw
+    // first.
+    if (child) child->read_output(on_child_output);
     for (auto& in : inputs) {
       if (&in == console_input) continue;
       got += in.read_new();
     }
     if (child) {
-      child->read_output(on_child_output);
       if (!child_done && child->try_wait() && !child->output_open()) child_done = true;
       if (!child_done) sample_system();
     }
@@ -615,11 +618,11 @@ MonitorResult run_monitor(RuleSet rules, const MonitorOptions& options) {
     if (options.once) break;  // the sources were read above
     if (child && (child_done || stop_report)) {
       if (!child->status()) child->wait();
-      // Whatever the trainer wrote last.
+      // Whatever the trainer wrote last, its console first (as above).
+      child->read_output(on_child_output);
       for (auto& in : inputs) {
         if (&in != console_input) in.read_new();
       }
-      child->read_output(on_child_output);
       observe_rollouts(true);  // the trainer's last steps, settled or not: it has stopped writing
       engine.flush(alerts);
       dispatch_pending();
