@@ -566,6 +566,22 @@ TEST(Scan, TruncationTheRunGotOverIsOneSeverityLower) {
   EXPECT_EQ(ending[0].severity, rldk::Severity::warning);
 }
 
+// Two logged steps with nearly every completion cut (past the critical level) confirm truncation at the second of
+// them, critical (a TRL GRPO run logged every 10 steps, 100 % cut from its first log: five points would have been 50
+// steps of training on cut answers before a warning); two steps past the warning level alone do not.
+TEST(Scan, TruncationPastItsCriticalLevelIsConfirmedAtTheSecondPoint) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("truncation");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> cut = {0.02, 0.01, 0.03, 0.04, 0.02, 1.0, 0.98};
+  std::vector<double> half = {0.02, 0.01, 0.03, 0.04, 0.02, 0.6, 0.65};
+  auto critical = run_detector_on_values(*spec, {{"response/clipped_frac", cut}});
+  ASSERT_EQ(critical.size(), 1u);
+  EXPECT_EQ(critical[0].severity, Severity::critical);
+  EXPECT_EQ(critical[0].evidence.at("alarm_step"), 7);
+  EXPECT_EQ(critical[0].evidence.at("points"), 2);
+  EXPECT_TRUE(run_detector_on_values(*spec, {{"response/clipped_frac", half}}).empty());
+}
+
 // Entropy under 10 % of its start is a warning; with the reward climbing over the run it is a policy converging on
 // what it learned (one severity lower, the reward's rise in the evidence), with a flat reward it stays a warning.
 TEST(Scan, EntropyBelowStartIsANoteWhileTheRewardClimbs) {

@@ -11,7 +11,10 @@
 // with at most open_max_gap quiet points between consecutive ones (0: an unbroken stretch; a bound that is a state,
 // such as a gradient norm of zero, allows a few: a norm that is zero at most steps between some large ones is as
 // much "no gradient" as an unbroken stretch of zeros). It lasts while points stay beyond it (max_gap quiet points
-// allowed) and is critical when min_points of them pass the critical level. Its onset is
+// allowed) and is critical when min_points of them pass the critical level. With critical_min_points set (fewer
+// than min_points), that many points beyond the critical level open it sooner: two logged steps with nearly every
+// completion cut at the cap are no noise, and on a run logged every 10 steps five points are 50 optimizer steps of
+// training on cut answers before the monitor says so. Its onset is
 // where the excursion began (onset_of_excursion), not the crossing; with `onset: crossing` it is the first
 // crossing itself, for bounds that are a state rather than a change (a gradient norm of exactly zero: the decline
 // before it is not yet "no gradient").
@@ -50,6 +53,8 @@ class Bound final : public Detector {
     log_ = s.option("transform", "none") == "log";
     date_change_ = s.option("onset", "change") == "change";
     min_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("min_points", 2)));
+    // 0: no quicker confirmation; points beyond the critical level count as any others.
+    critical_min_points_ = std::clamp<int64_t>(static_cast<int64_t>(s.param("critical_min_points", 0)), 0, min_points_);
     max_gap_ = std::max<int64_t>(0, static_cast<int64_t>(s.param("max_gap", 1)));
     open_max_gap_ = std::max<int64_t>(0, static_cast<int64_t>(s.param("open_max_gap", 0)));
     chance_rate_ = std::clamp(s.param("chance_rate", 0.0), 0.0, 0.5);
@@ -71,7 +76,7 @@ class Bound final : public Detector {
     seen_ = 0;
     start_ = NaN;
     firsts_.clear();
-    pending_ = pending_quiet_ = 0;
+    pending_ = pending_quiet_ = pending_critical_ = 0;
     alarm_held_ = held_unraised_ = false;
     episode_onset_ = 1;
     episode_end_ = 0;
@@ -107,7 +112,7 @@ class Bound final : public Detector {
       if (episode_.open) {
         if (++episode_.quiet_points > max_gap_) close();
       } else if (pending_ > 0 && ++pending_quiet_ > open_max_gap_) {
-        pending_ = 0;
+        pending_ = pending_critical_ = 0;
       }
       return;
     }
@@ -119,13 +124,16 @@ class Bound final : public Detector {
       first_crossing_step_ = step;
       first_crossing_seen_ = seen_;
       needed_points_ = points_needed(warning);
+      pending_critical_ = 0;
     }
     pending_quiet_ = 0;
-    if (++pending_ < needed_points_) return;
+    pending_critical_ += beyond_critical ? 1 : 0;
+    if (++pending_ < needed_points_ && !(critical_min_points_ > 0 && pending_critical_ >= critical_min_points_)) return;
     // With `progress: required`, the bound is the fault only once the progress metric has moved by now; until then
     // each further point beyond it tries again (a live monitor and the scan decide alike, at the same point).
     if (progress_required_ && !progress_so_far()) {
       --pending_;
+      pending_critical_ -= beyond_critical ? 1 : 0;
       return;
     }
     // Dated now, with every point of the excursion so far: a take-off judged at its first point alone would be one
@@ -138,7 +146,7 @@ class Bound final : public Detector {
     first_crossing_onset_ = std::min(first_crossing_onset_, first_crossing_step_);
     // Confirmed: the episode starts where the change began and holds every point beyond the bound since the first
     // crossing.
-    pending_ = 0;
+    pending_ = pending_critical_ = 0;
     // Live (a rule naming this detector), a confirmation the scan would report as a note is held back: a warning
     // whose progress metric has risen so far is eased to a note (judge_progress), so `rldk monitor` would warn where
     // `rldk scan` does not (a healthy verl PPO run whose entropy sharpened to under 10% of its start while the reward
@@ -281,11 +289,13 @@ class Bound final : public Detector {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
     episode_.add(step, v, up_ ? w : -w);
     critical_points_ += beyond_critical ? 1 : 0;
-    if (alarm_held_ && critical_points_ >= min_points_) {
+    if (alarm_held_ && critical_points_ >= critical_points_needed()) {
       alarm_held_ = false;
       alarm(step);
     }
   }
+  // How many points beyond the critical level make an episode critical.
+  int64_t critical_points_needed() const { return critical_min_points_ > 0 ? critical_min_points_ : min_points_; }
   // Whether an episode confirmed now would be reported as a note because the progress metric has risen by now: a
   // warning-level detector that progress eases, with progress judged on the data so far.
   bool eases_to_note_so_far() {
@@ -301,7 +311,7 @@ class Bound final : public Detector {
     alarm_held_ = false;
     episode_onset_ = episode_.onset;
     episode_end_ = episode_.end;
-    if (episode_.points < min_points_) return;
+    if (episode_.points < min_points_ && critical_points_ < critical_points_needed()) return;
     double warning = level_of(side_->warning), critical = level_of(side_->critical);
     std::map<std::string, double> evidence = {{"bound", warning},
                                               {"critical_bound", critical},
@@ -320,7 +330,7 @@ class Bound final : public Detector {
       evidence["progress_level"] = required_now_;
     }
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
-    if (critical_points_ >= min_points_) findings_.back().severity = Severity::critical;
+    if (critical_points_ >= critical_points_needed()) findings_.back().severity = Severity::critical;
     // The onset dates where the move began; a text that counts the points beyond the bound from the first of them
     // ({beyond_step}) says the move before it separately (a KL that rose from 0.26 at step 188 and first passed 0.3
     // at step 250 was not "above 0.3 from step 188").
@@ -413,8 +423,8 @@ class Bound final : public Detector {
   bool up_ = true, relative_ = false, log_ = false, resolved_ = false, date_change_ = true;
   const HealthyRange::Side* side_ = nullptr;
   HealthyRange::Side own_levels_;  // the catalog's `levels:`, when it sets them
-  int64_t min_points_, max_gap_, open_max_gap_, start_points_;
-  int64_t seen_ = 0, pending_ = 0, pending_quiet_ = 0, critical_points_ = 0, alarm_step_ = 0;
+  int64_t min_points_, critical_min_points_, max_gap_, open_max_gap_, start_points_;
+  int64_t seen_ = 0, pending_ = 0, pending_quiet_ = 0, pending_critical_ = 0, critical_points_ = 0, alarm_step_ = 0;
   // Chance episodes of the metric's own noise: at most chance_rate_ per point; the reference needs this many points.
   double chance_rate_ = 0;
   static constexpr int MIN_NOISE_REFERENCE = 10;

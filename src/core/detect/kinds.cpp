@@ -39,7 +39,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"zero_variance_groups", {"group_size", "margin", "fallback_threshold", "min_points"}},
       {"schedule_jump", {"jump_fraction", "smooth_window", "smooth_fraction"}},
       {"bound", {"min_points", "max_gap", "open_max_gap", "chance_rate", "start_points", "history", "onset_fraction",
-                 "progress_min_sigma", "resolved_min_ratio"}},
+                 "progress_min_sigma", "resolved_min_ratio", "critical_min_points"}},
       {"steady_trend", {"min_points", "min_z", "min_relative_change", "min_scale", "edge_fraction", "capacity",
                         "min_late_share", "min_end"}},
       {"drawdown", {"smooth", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
