@@ -377,6 +377,27 @@ TEST(CatalogDetectorRule, EndOfDataVerdictsFireAtTheLastObservation) {
   EXPECT_EQ(alerts[0].step, static_cast<int64_t>(points));
 }
 
+// The scan judges the first of a detector's candidate metrics the run logs (GPU memory allocated before host
+// memory). The live rule watches every candidate, and the one on a later candidate stands down once the run logs an
+// earlier one: a verl run's host memory jumped 42 -> 80 GB at its end while its GPU memory stayed flat, and the
+// monitor warned of a leak the scan never looked at.
+TEST(CatalogDetectorRule, JudgesTheCandidateMetricTheScanJudges) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("memory_growth_steady");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> growing, flat;
+  for (int i = 0; i < 200; ++i) {
+    growing.push_back(40.0 + 0.1 * i + 0.05 * std::sin(i * 1.3));
+    flat.push_back(20.0 + 0.01 * std::sin(i * 0.7));
+  }
+  const char* rules = "rules:\n  - id: growth\n    detector: memory_growth_steady\n";
+  RuleEngine host_only(rules_from(rules));
+  std::vector<Alert> alone = replay_to_end(host_only, {{"perf/cpu_memory_used_gb", growing}});
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].metric, "perf/cpu_memory_used_gb");
+  RuleEngine both(rules_from(rules));
+  EXPECT_TRUE(replay_to_end(both, {{"perf/cpu_memory_used_gb", growing}, {"perf/max_memory_allocated_gb", flat}}).empty());
+}
+
 TEST(CatalogDetectorRule, ScalesItsPointCountsToTheLoggingIntervalLikeTheScan) {
   // KL logged every 10 steps shifts 0.15 -> 0.36 at step 360. kl_level_shift's 50-step warm-up is 20 points here
   // (the gap between the first two steps is the interval), so the live rule confirms the shift. (The same shift

@@ -29,16 +29,27 @@ class CatalogDetector final : public RuleDetector {
     metric_names_.resize(spec.inputs.size());
     for (size_t r = 0; r < spec.inputs.size(); ++r) metric_names_[r] = spec.inputs[r].second.front();
     metric_names_.front() = metric;
+    const std::vector<std::string>& watched = spec.inputs.front().second;
+    auto at = std::find(watched.begin(), watched.end(), metric);
+    if (at != watched.end()) preferred_.assign(watched.begin(), at);
   }
 
   void reset() override {
     if (detector_) detector_->reset();
     first_step_.reset();
     held_ = false;
+    stood_down_ = false;
     std::fill(x_.begin() + 1, x_.end(), NOT_A_NUMBER);
   }
 
   bool observe(int64_t step, double value, const RunMetrics& run) override {
+    // The scan runs a detector on the first of its first input's candidates the run logs (GPU memory allocated
+    // before host memory): the rule watching a later candidate stands down once the run has logged an earlier one,
+    // so the monitor judges the series the scan judges and does not warn about one the scan never looks at.
+    if (!stood_down_) {
+      for (const std::string& name : preferred_) stood_down_ = stood_down_ || run.latest(name, step).has_value();
+    }
+    if (stood_down_) return false;
     x_[0] = value;
     // A warning the scan lowers one severity by a setting the run printed is a note there: such a detector raises no
     // alarm, except a bound whose episode reaches its critical level (see raises_a_warning and hold_warnings).
@@ -66,7 +77,7 @@ class CatalogDetector final : public RuleDetector {
   }
 
   bool finish() override {
-    if (!detector_) return false;  // one point: no detector judges a single value
+    if (!detector_ || stood_down_) return false;  // one point: no detector judges a single value
     detector_->finish();
     return take_alarms();
   }
@@ -151,6 +162,8 @@ class CatalogDetector final : public RuleDetector {
   std::vector<size_t> chosen_;  // per input: the candidate the run logs, NONE before it has logged one
   bool held_ = false;           // a confirmation waiting for a required input the run has not logged yet
   bool eased_by_setting_ = false;  // the run printed the setting that makes this detector's warnings notes
+  std::vector<std::string> preferred_;  // the first input's candidates before the watched metric
+  bool stood_down_ = false;             // the run logs one of them: the scan judges that one, not this
 };
 
 }  // namespace
