@@ -86,6 +86,12 @@ KNOWN_GAPS = {
                       "to finish inside its cap sits there at 27%); the labels infer the cut share from the "
                       "length-reward relation",
     },
+    "unsloth_grpo_r1distill_qwen7b_gsm8k_cap200_truncation_no_signal": {
+        "no_signal": "the correctness reward is 0 at all 250 steps and only a format-shaping term (xmlcount, at most "
+                     "0.125) varies, so reward_std is 0.05-0.07 at most steps and exactly 0 at a third of them, "
+                     "scattered from step 6; the zero-spread stretch (5 zeros at most 2 apart) first forms at step "
+                     "40. No detector judges a reward component that never fired (rewards/<func> at 0 throughout)",
+    },
     "unsloth_grpo_llama3b_wandb_truncation": {
         "length_growth": "the length grows only 420 -> 512 (the cap); truncation is found from the first step and "
                          "a 20% growth is not a growth finding",
@@ -130,8 +136,8 @@ def test_real_log(case, rows):
 
 # Live monitoring on the same logs (`rldk monitor --once` with the guard preset and the scan preset): the regression
 # floor for how often a failing run is flagged in time (an alert about a labeled failure near its onset) and how
-# rarely a healthy one is warned. Measured when these were set: 40 of 60 failing logs in time (every one with some
-# alert), 15 of 55 healthy logs with a warning; live there is no hindsight (a dip that later recovers, a run that
+# rarely a healthy one is warned. Measured when these were set: 47 of 61 failing logs in time (every one with some
+# alert), 14 of 56 healthy logs with a warning; live there is no hindsight (a dip that later recovers, a run that
 # learned over its whole length), so the monitor warns more than the scan does.
 def test_live_monitor_flags_failing_runs_in_time(rows):
     failing = [r for r in rows.values() if "live_on_time" in r]
