@@ -133,6 +133,16 @@ def _ppo(run: SyntheticRun, rng: np.random.Generator) -> None:
     _lengths(run, rng, progress)
 
 
+# TRL's GRPOTrainer logs each reward function's mean next to the total (rewards/<name>); the synthetic reward is one
+# function's, a correctness check. Added once the run's faults are in (corpus.build), from the total they left.
+REWARD_COMPONENT = "rewards/correctness"
+
+
+def add_reward_components(run: SyntheticRun) -> None:
+    if run.algorithm == "grpo" and REWARD_COMPONENT not in run.metrics:
+        run.set_exact(REWARD_COMPONENT, run.metrics["reward/mean"].copy())
+
+
 def _grpo(run: SyntheticRun, rng: np.random.Generator) -> None:
     n, s = run.n, run.steps.astype(float)
     _learning_rate(run, rng, 1e-7, 3e-6)

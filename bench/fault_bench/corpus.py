@@ -20,7 +20,7 @@ from .labels import RunLabels, read_labels
 
 MANIFEST_SCHEMA = "rldk.fault_bench.manifest/v1"
 # Bump when the generator's output changes, so a corpus written by an older generator is rebuilt, not reused.
-GENERATOR_VERSION = 5
+GENERATOR_VERSION = 6
 
 # Long runs: one logged row per optimizer step (verl, OpenRLHF, custom loops), lengths in steps. Short runs dominate
 # faulty cases (cheap, and the hardest: little baseline before the onset); clean runs include long ones, where false
@@ -108,7 +108,7 @@ def plan(size: CorpusSize, seed: int, faults=None) -> list:
 
     def add_fault(fault_name):
         fault = CATALOG[fault_name]
-        if fault.since > 3:
+        if fault.since > 3 and fault.mid:
             for k in range(size.runs_per_fault):
                 add(fault_name, "long-mid", k, fault.algorithms[k % len(fault.algorithms)])
         per_onset = {"mid": size.short_runs_per_fault if fault.short else 0,
@@ -149,7 +149,9 @@ def clean_run(planned: PlannedRun):
 
 def clean_twin(planned: PlannedRun):
     """What the log of `planned` would be without its fault (same seed, same draws)."""
-    return clean_run(planned)[0].subsample(planned.log_every)
+    run = clean_run(planned)[0]
+    algorithms.add_reward_components(run)
+    return run.subsample(planned.log_every)
 
 
 def build(planned: PlannedRun):
@@ -157,6 +159,7 @@ def build(planned: PlannedRun):
     run, rng = clean_run(planned)
     onset = planned.regime.split("-")[1]
     faults = [inject(run, planned.fault, rng, onset)] if planned.fault else []
+    algorithms.add_reward_components(run)
     return run.subsample(planned.log_every), RunLabels(
         run_id=planned.run_id, algorithm=planned.algorithm, steps=planned.steps, faults=faults,
         log_every=planned.log_every, regime=planned.regime)

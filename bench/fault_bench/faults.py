@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .algorithms import GOLD_REWARD, KL_NOISE, _kl_closed_loop, replay_controller
+from .algorithms import GOLD_REWARD, KL_NOISE, REWARD_COMPONENT, _kl_closed_loop, replay_controller
 from .labels import Label
 from .synthetic_run import SyntheticRun
 
@@ -45,6 +45,7 @@ class FaultType:
     drift_unit: str = ""
     length_headroom: bool = False  # runs start with completions far below the length cap (room to grow 5x)
     since: int = 3  # generator version that added the type (older types keep their draws, see corpus.plan)
+    mid: bool = True  # also injected mid-run; False for a fault that is a property of the whole run (drift only)
 
 
 def _level(run, name, i0, width=20):
@@ -378,6 +379,16 @@ def _non_finite(run, rng, i0, mag):
     return i1, [name], []
 
 
+def _reward_never_paid(run, rng, i0, mag):
+    """The task's reward function never pays (a correctness check no answer passes: cut at the length cap, a parser
+    that never matches) while a shaping term keeps the total moving (reported: an Unsloth run's correctness reward 0
+    at all 250 steps, its xmlcount term 0.05-0.12). A property of the whole run, so its only regime is "drift" (from
+    the first step to the last): a function that paid once did pay."""
+    run.set_exact("rewards/format", run.metrics["reward/mean"].copy())
+    run.set_exact(REWARD_COMPONENT, np.zeros(run.n))
+    return run.n - 1, [REWARD_COMPONENT], []
+
+
 def _plateau_onset(run, rng):
     """DPO: learning must stop while at least half of the loss's total decrease is still ahead (otherwise the
     "plateau" is just convergence), after a 50-step baseline. PPO/GRPO: anywhere in the middle of the run."""
@@ -692,6 +703,9 @@ CATALOG = {f.name: f for f in [
               since=4),
     FaultType("loss_divergence", ("dpo",), (10.0, 200.0), "loss units from zero at the end",
               "the loss runs away (through zero, or upwards)", _loss_divergence, since=5),
+    FaultType("reward_never_paid", ("grpo",), (1.0, 1.0), "reward function", "a reward function never pays out",
+              _reward_never_paid, drift=_reward_never_paid, drift_magnitude=(1.0, 1.0),
+              drift_unit="reward function at 0 throughout", mid=False, since=6),
 ]}
 
 FAULT_TYPES = tuple(CATALOG)
@@ -705,7 +719,7 @@ EARLY_FIRST_POINTS = 5
 
 
 def onsets(fault: FaultType) -> tuple:
-    return tuple(o for o in ONSETS if o == "mid" or (o == "early" and fault.early_lead is not None)
+    return tuple(o for o in ONSETS if (o == "mid" and fault.mid) or (o == "early" and fault.early_lead is not None)
                  or (o == "drift" and fault.drift is not None))
 
 

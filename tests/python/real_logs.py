@@ -33,7 +33,7 @@ ACCEPTED_FAULTS = {
     "grad_explosion": {"grad_explosion", "grad_spike"},
     "non_finite": {"non_finite"},
     "loss_divergence": {"loss_divergence", "non_finite"},
-    "no_signal": {"grpo_zero_variance", "grad_vanishing", "advantage_collapse"},
+    "no_signal": {"grpo_zero_variance", "grad_vanishing", "advantage_collapse", "reward_never_paid"},
     "truncation": {"truncation"},
     "logprob_mismatch": {"logprob_mismatch"},
 }

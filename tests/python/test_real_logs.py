@@ -86,12 +86,6 @@ KNOWN_GAPS = {
                       "to finish inside its cap sits there at 27%); the labels infer the cut share from the "
                       "length-reward relation",
     },
-    "unsloth_grpo_r1distill_qwen7b_gsm8k_cap200_truncation_no_signal": {
-        "no_signal": "the correctness reward is 0 at all 250 steps and only a format-shaping term (xmlcount, at most "
-                     "0.125) varies, so reward_std is 0.05-0.07 at most steps and exactly 0 at a third of them, "
-                     "scattered from step 6; the zero-spread stretch (5 zeros at most 2 apart) first forms at step "
-                     "40. No detector judges a reward component that never fired (rewards/<func> at 0 throughout)",
-    },
     "unsloth_grpo_llama3b_wandb_truncation": {
         "length_growth": "the length grows only 420 -> 512 (the cap); truncation is found from the first step and "
                          "a 20% growth is not a growth finding",

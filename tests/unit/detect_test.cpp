@@ -566,6 +566,35 @@ TEST(Scan, TruncationTheRunGotOverIsOneSeverityLower) {
   EXPECT_EQ(ending[0].severity, rldk::Severity::warning);
 }
 
+// Reward functions that never paid out are named together in one note over the steps they were logged; one that
+// paid once did pay; a run that logs no per-function reward lists the detector as not run.
+TEST(Scan, RewardFunctionsThatNeverPaidAreNamedTogether) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("reward_component_never_paid");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> zeros(30, 0.0), paid_once(30, 0.0), shaping;
+  paid_once[17] = 0.5;
+  for (int i = 0; i < 30; ++i) shaping.push_back(0.05 + 0.01 * (i % 4));
+  auto found = run_detector_on_values(*spec, {{"rewards/correctness_reward_func", zeros},
+                                              {"rewards/int_reward_func", zeros},
+                                              {"rewards/strict_format_reward_func", paid_once},
+                                              {"rewards/xmlcount_reward_func", shaping}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::info);
+  EXPECT_EQ(found[0].onset_step, 1);
+  EXPECT_EQ(found[0].end_step, 30);
+  EXPECT_EQ(found[0].evidence.at("metrics_affected"), 2);
+  EXPECT_NE(found[0].explanation.find("rewards/correctness_reward_func, rewards/int_reward_func."), std::string::npos)
+      << found[0].explanation;
+  DetectorCatalog one;
+  one.detectors.push_back(*spec);
+  ScanOptions options;
+  options.catalog = &one;
+  RunScan none = scan_run(one_metric_run("reward/mean", steps_from_1(30), shaping), options);
+  EXPECT_TRUE(none.findings.empty());
+  ASSERT_EQ(none.skipped.size(), 1u);
+  EXPECT_EQ(none.skipped[0].detector, "reward_component_never_paid");
+}
+
 // Two logged steps with nearly every completion cut (past the critical level) confirm truncation at the second of
 // them, critical (a TRL GRPO run logged every 10 steps, 100 % cut from its first log: five points would have been 50
 // steps of training on cut answers before a warning); two steps past the warning level alone do not.

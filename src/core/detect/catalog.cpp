@@ -194,9 +194,9 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
   for (auto& [role, names] : d.inputs) {
     for (auto& n : names) n = dict.canonical_name(n);
   }
-  if (d.inputs.empty() && d.kind != "non_finite") return catalog_error(origin, node, "detector needs 'metric' or 'inputs'");
+  if (d.inputs.empty()) return catalog_error(origin, node, "detector needs 'metric' or 'inputs'");
   size_t needed = d.kind == "controller" || d.kind == "co_trend" || d.kind == "zero_variance_groups" ? 2 : 1;
-  if (d.kind != "non_finite" && d.required_inputs < needed) {
+  if (!detect::judged_over_metrics(d.kind) && d.required_inputs < needed) {
     return catalog_error(origin, node, "kind " + d.kind + " needs " + std::to_string(needed) + " inputs");
   }
 
@@ -343,7 +343,7 @@ const std::vector<std::string>& fault_types() {
       "clip_fraction_high", "ratio_breach",       "grpo_zero_variance",       "truncation",     "non_finite",
       "loss_plateau",       "lr_anomaly",         "memory_leak",              "throughput_drop", "logprob_mismatch",
       "kl_above_range",     "length_collapse",    "length_growth",            "reward_collapse", "entropy_rise",
-      "loss_divergence"};
+      "loss_divergence",    "reward_never_paid"};
   return types;
 }
 

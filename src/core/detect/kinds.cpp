@@ -48,6 +48,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"floor", {"min_points", "min_share", "min_before", "min_drop", "max_spread", "relative_spread"}},
       {"ceiling", {"min_points", "min_share"}},
       {"non_finite", {}},
+      {"zero_throughout", {"min_points"}},
   };
   return table;
 }
@@ -269,7 +270,9 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
       {"constant", make_constant},       {"floor", make_floor},       {"ceiling", make_ceiling},
   };
   auto it = factories.find(spec.kind);
-  return it == factories.end() ? nullptr : it->second(spec);  // non_finite is run by the scan driver
+  return it == factories.end() ? nullptr : it->second(spec);  // judged_over_metrics kinds: the scan driver's own
 }
+
+bool judged_over_metrics(const std::string& kind) { return kind == "non_finite" || kind == "zero_throughout"; }
 
 }  // namespace rldk::detect

@@ -73,6 +73,9 @@ const std::vector<KindOption>& kind_options(const std::string& kind);
 const std::vector<std::string>& detector_kinds();
 
 std::unique_ptr<Detector> make_detector(const DetectorSpec& spec);
+// Kinds the scan driver judges itself, from whole-run facts it keeps for every metric, over every metric
+// (non_finite) or a family of them by name (zero_throughout): no Detector instance, and no live rule.
+bool judged_over_metrics(const std::string& kind);
 
 // Makes a finding less severe because the run's own course or settings explain it, and says why: `because` (a
 // sentence with its leading space) ends the explanation and is kept as Finding::eased_because.

@@ -90,6 +90,10 @@ struct RunScanner::Metric {
   int64_t first_non_finite_step = 0, stretch_end_step = 0;
   double first_non_finite_value = 0, last_finite_value = NOT_A_NUMBER;
   uint64_t stretch_points = 0;
+  // Finite points, all of them exactly 0 so far, and the steps of the first and last (zero_throughout).
+  uint64_t finite_points = 0;
+  bool all_zero = true;
+  int64_t first_finite_step = 0, last_finite_step = 0;
   std::unique_ptr<stats::MedianSketch> magnitudes;  // |value|, kept for the loss metrics only
   std::unique_ptr<stats::StepEnvelope> envelope;    // with ScanOptions::chart_points
   // With ScanOptions::edge_points: the first finite points, and the last ones in a ring (tail_next: oldest slot).
@@ -120,6 +124,9 @@ void RunScanner::Metric::record(int64_t step, double value, size_t edge_points) 
     }
   } else {
     stretch_open = false;
+    if (finite_points++ == 0) first_finite_step = step;
+    last_finite_step = step;
+    all_zero = all_zero && value == 0;
   }
   previous = value;
   if (magnitudes) magnitudes->add(std::fabs(value));
@@ -305,8 +312,8 @@ void RunScanner::plan() {
     const DetectorSpec& spec = catalog_.detectors[i];
     if (!options_.only.empty() && !selected(spec, options_.only)) continue;
     if (selected(spec, options_.skip)) continue;
-    if (spec.kind == "non_finite") {
-      non_finite_specs_.push_back(i);
+    if (judged_over_metrics(spec.kind)) {
+      over_metrics_specs_.push_back(i);
       continue;
     }
     resolve(spec, inputs);
@@ -400,6 +407,62 @@ void RunScanner::report_non_finite(const DetectorSpec& spec, std::vector<Finding
   f.explanation = fill_template(spec.explanation, values, {{"metric", f.metric}});
   f.fixes = spec.fixes;
   out.push_back(std::move(f));
+}
+
+// Whether a metric belongs to a family named in the catalog: a name, or a prefix ending in '*' ("rewards/*").
+static bool in_family(const std::string& name, const std::vector<std::string>& family) {
+  for (const std::string& member : family) {
+    if (!member.empty() && member.back() == '*' ? name.compare(0, member.size() - 1, member, 0, member.size() - 1) == 0
+                                                : name == member) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The metrics of a family (the detector's first input: names or prefixes) that were exactly 0 at every one of
+// their finite points, at least min_points of them: one finding naming them all, dated from the first point. A
+// per-function reward column that never paid out (a correctness check no answer passed, a format regex that never
+// matched) gave the policy nothing to learn from, whatever the total reward did. A spread (a name ending in "std")
+// is skipped: a component that pays every completion alike has a spread of 0 and still pays. False when the run
+// logs no metric of the family (the detector is then listed as skipped).
+bool RunScanner::report_zero_throughout(const DetectorSpec& spec, std::vector<Finding>& out) const {
+  auto min_points = static_cast<uint64_t>(std::max(1.0, spec.param("min_points", 10)));
+  std::vector<const Metric*> silent;
+  bool any = false;
+  for (const Metric& m : metrics_) {
+    if (!in_family(m.name, spec.inputs.front().second)) continue;
+    if (m.name.size() >= 3 && m.name.compare(m.name.size() - 3, 3, "std") == 0) continue;
+    any = true;
+    if (m.finite_points >= min_points && m.all_zero) silent.push_back(&m);
+  }
+  if (silent.empty()) return any;
+  std::sort(silent.begin(), silent.end(), [](const Metric* a, const Metric* b) { return a->name < b->name; });
+  std::string names;
+  Finding f;
+  f.detector = spec.id;
+  f.fault = spec.fault;
+  f.area = spec.area;
+  f.severity = spec.severity;
+  f.metric = silent.front()->name;
+  f.onset_step = silent.front()->first_finite_step;
+  f.end_step = silent.front()->last_finite_step;
+  for (const Metric* m : silent) {
+    names += (names.empty() ? "" : ", ") + m->name;
+    f.onset_step = std::min(f.onset_step, m->first_finite_step);
+    f.end_step = std::max(f.end_step, m->last_finite_step);
+  }
+  f.peak_step = f.onset_step;
+  f.peak_value = 0;
+  f.evidence = {{"metrics_affected", static_cast<double>(silent.size())},
+                {"points", static_cast<double>(silent.front()->finite_points)}};
+  std::map<std::string, double> values = f.evidence;
+  values["onset_step"] = static_cast<double>(f.onset_step);
+  values["end_step"] = static_cast<double>(f.end_step);
+  f.explanation = fill_template(spec.explanation, values, {{"metric", f.metric}, {"metrics", names}});
+  f.fixes = spec.fixes;
+  out.push_back(std::move(f));
+  return true;
 }
 
 // A change the run's own settings push for (an entropy bonus raising entropy) is still a change worth knowing, and
@@ -522,14 +585,19 @@ RunScan RunScanner::finish() {
       scan.findings.push_back(std::move(f));
     }
   }
-  for (size_t i : non_finite_specs_) {
+  for (size_t i : over_metrics_specs_) {
     const DetectorSpec& spec = catalog_.detectors[i];
-    if (metrics_.empty()) {
-      skipped.push_back({i, {spec.id, "the run has no metrics"}});
+    if (spec.kind == "non_finite") {
+      if (metrics_.empty()) {
+        skipped.push_back({i, {spec.id, "the run has no metrics"}});
+        continue;
+      }
+      report_non_finite(spec, scan.findings);
+    } else if (!report_zero_throughout(spec, scan.findings)) {
+      skipped.push_back({i, {spec.id, "missing metric " + spec.inputs.front().second.front()}});
       continue;
     }
     areas_checked.insert(spec.area);
-    report_non_finite(spec, scan.findings);
   }
   std::vector<uint32_t> inputs;
   for (size_t i : waiting_) {

@@ -2,7 +2,7 @@
 // catalog's detectors come out as findings. It holds the first ScanOptions::plan_steps steps, plans on them (which
 // metric each detector watches, the logging interval that scales its point counts), then feeds the detectors step
 // by step and keeps only bounded state: the detectors' own, per-metric running facts (first non-finite value,
-// points), the distinct steps as progressions, and a median sketch of the loss. Memory does not grow with the log.
+// points, whether every value was 0), the distinct steps as progressions, and a median sketch of the loss. Memory does not grow with the log.
 //
 // A detector is fed at each point of its first input once that step is complete (a later step has begun), with the
 // latest value of every other input at or before the step, NaN before its first point or since a restart. A step
@@ -60,6 +60,7 @@ class RunScanner {
   void feed_restart();
   void flush();
   void report_non_finite(const DetectorSpec& spec, std::vector<Finding>& out) const;
+  bool report_zero_throughout(const DetectorSpec& spec, std::vector<Finding>& out) const;
   void explain_grpo_loss(RunScan& scan) const;
   void explain_nothing_judged(RunScan& scan, const std::set<std::string>& areas_checked) const;
   const Metric* find(const std::string& name) const;
@@ -95,8 +96,7 @@ class RunScanner {
   std::vector<std::unique_ptr<Active>> active_;
   std::vector<std::vector<uint32_t>> led_by_;  // per metric: the active detectors it drives
   std::vector<size_t> waiting_;                // catalog indices of detectors whose first input is not logged yet
-  bool non_finite_selected_ = false;
-  std::vector<size_t> non_finite_specs_;
+  std::vector<size_t> over_metrics_specs_;   // catalog indices of judged_over_metrics kinds
 
   // Whole-run facts.
   bool any_point_ = false;

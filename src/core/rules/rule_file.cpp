@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "detect/kinds.h"
 #include "io/lenient_json.h"
 #include "model/embedded_data.h"
 #include "rldk/json.h"
@@ -122,6 +123,10 @@ Result<ChangeDetector> catalog_detector(const std::string& origin, const YAML::N
   if (spec->kind == "non_finite") {
     return rule_error(origin, node, "detector '" + id + "' runs over all metrics in the scan; in a rule write "
                                     "condition: not isfinite(value)");
+  }
+  if (detect::judged_over_metrics(spec->kind)) {
+    return rule_error(origin, node, "detector '" + id + "' judges the whole run once it has ended; `rldk scan` "
+                                    "reports it, a live rule cannot");
   }
   ChangeDetector det;
   det.catalog_id = id;
@@ -338,6 +343,7 @@ std::string scan_preset_text() {
   std::string text = "rules:\n";
   for (const DetectorSpec& d : builtin_detector_catalog().detectors) {
     if (d.severity == Severity::info) continue;
+    if (d.kind != "non_finite" && detect::judged_over_metrics(d.kind)) continue;  // the scan's alone
     text += "  - id: " + std::string(SCAN_RULE_PREFIX) + d.id + "\n    description: " + Json(d.title + " (the scan's " + d.id + ", live).").dump(-1);
     if (d.kind == "non_finite") {
       text += "\n    where: not isfinite(value)\n    condition: not isfinite(value)\n    cooldown_steps: 100";
