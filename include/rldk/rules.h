@@ -47,6 +47,10 @@ struct ChangeDetector {
   double delta = 0.5;              // page_hinkley: tolerated drift per value, in standard deviations
   double threshold = 10.0;         // page_hinkley: decision threshold
   double alpha = 0.9999;           // page_hinkley: forgetting factor of the cumulative sum
+  // A catalog detector whose rule names no metric watches every candidate of its first input, and the scan's
+  // choice among them decides which one judges (the first the run logs); a rule that names its metrics watches
+  // exactly those.
+  bool watches_catalog_candidates = false;
 };
 
 struct Rule {

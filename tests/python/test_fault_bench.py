@@ -120,7 +120,8 @@ def test_labels_match_the_injection(fault_name, regime, every):
         else:
             assert i0 == 0 and i1 == run.n - 1
         for name, values in run.metrics.items():
-            if name not in twin.metrics:  # a metric the fault adds (a shaping reward) exists only from its onset
+            if name not in twin.metrics:  # a metric the fault adds (a shaping reward) differs at every step: the
+                # fault must begin at the first
                 assert i0 == 0, name
                 continue
             before, twin_before = values[:i0], twin.metrics[name][:i0]

@@ -609,6 +609,31 @@ TEST(Scan, TruncationPastItsCriticalLevelIsConfirmedAtTheSecondPoint) {
   EXPECT_EQ(critical[0].evidence.at("alarm_step"), 7);
   EXPECT_EQ(critical[0].evidence.at("points"), 2);
   EXPECT_TRUE(run_detector_on_values(*spec, {{"response/clipped_frac", half}}).empty());
+  // Not in a row: a step whose answers fit between two cut ones is no confirmation.
+  std::vector<double> apart = {0.02, 0.01, 0.03, 0.04, 0.02, 0.95, 0.1, 0.95};
+  EXPECT_TRUE(run_detector_on_values(*spec, {{"response/clipped_frac", apart}}).empty());
+  // A long episode at the warning level with two critical points in it stays a warning.
+  std::vector<double> mostly_half(5, 0.02);
+  for (int i = 0; i < 30; ++i) mostly_half.push_back(i == 12 || i == 13 ? 0.95 : 0.5 + 0.01 * (i % 3));
+  auto warning = run_detector_on_values(*spec, {{"response/clipped_frac", mostly_half}});
+  ASSERT_EQ(warning.size(), 1u);
+  EXPECT_EQ(warning[0].severity, Severity::warning);
+}
+
+// An episode its critical level opened early is dated again once it holds min_points points: the onset is the one
+// the usual confirmation gives (a tiny TRL GRPO run's clipped fraction climbing 0.08 -> 0.27 -> 0.55 -> 0.88 -> 1).
+TEST(Scan, TruncationConfirmedEarlyIsDatedAsTheUsualConfirmationDates) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("truncation");
+  ASSERT_NE(spec, nullptr);
+  DetectorSpec usual = *spec;
+  usual.params["critical_min_points"] = 0;
+  std::vector<double> cut = {0, 0.078, 0.266, 0.266, 0.547, 0.875, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  auto early = run_detector_on_values(*spec, {{"response/clipped_frac", cut}});
+  auto late = run_detector_on_values(usual, {{"response/clipped_frac", cut}});
+  ASSERT_EQ(early.size(), 1u);
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(early[0].onset_step, late[0].onset_step);
+  EXPECT_LT(early[0].evidence.at("alarm_step"), late[0].evidence.at("alarm_step"));
 }
 
 // Entropy under 10 % of its start is a warning; with the reward climbing over the run it is a policy converging on

@@ -397,6 +397,34 @@ TEST(CatalogDetectorRule, JudgesTheCandidateMetricTheScanJudges) {
   EXPECT_EQ(alone[0].metric, "perf/cpu_memory_used_gb");
   RuleEngine both(rules_from(rules));
   EXPECT_TRUE(replay_to_end(both, {{"perf/cpu_memory_used_gb", growing}, {"perf/max_memory_allocated_gb", flat}}).empty());
+  // A rule that names its metric watches exactly that one.
+  RuleEngine named(rules_from("rules:\n  - id: growth\n    metric: perf/cpu_memory_used_gb\n"
+                              "    detector: memory_growth_steady\n"));
+  EXPECT_EQ(replay_to_end(named, {{"perf/cpu_memory_used_gb", growing}, {"perf/max_memory_allocated_gb", flat}}).size(),
+            1u);
+  // The scan chooses once for the whole run: after a restart that logs host memory alone, the rule stays down.
+  RuleEngine restarted(rules_from(rules));
+  std::vector<Alert> alerts;
+  auto feed = [&](const char* metric, int64_t step, double value) {
+    Observation o;
+    o.run_id = "test";
+    o.name = o.raw_name = metric;
+    o.step = step;
+    o.value = value;
+    o.time = NAN;
+    restarted.observe(o, alerts);
+  };
+  for (int i = 0; i < 50; ++i) {
+    feed("perf/cpu_memory_used_gb", i + 1, flat[static_cast<size_t>(i)]);
+    feed("perf/max_memory_allocated_gb", i + 1, flat[static_cast<size_t>(i)]);
+    restarted.flush(alerts);
+  }
+  for (int i = 0; i < 200; ++i) {
+    feed("perf/cpu_memory_used_gb", i + 1, growing[static_cast<size_t>(i)]);
+    restarted.flush(alerts);
+  }
+  restarted.finish(alerts);
+  EXPECT_TRUE(alerts.empty());
 }
 
 TEST(CatalogDetectorRule, ScalesItsPointCountsToTheLoggingIntervalLikeTheScan) {

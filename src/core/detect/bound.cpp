@@ -12,9 +12,10 @@
 // such as a gradient norm of zero, allows a few: a norm that is zero at most steps between some large ones is as
 // much "no gradient" as an unbroken stretch of zeros). It lasts while points stay beyond it (max_gap quiet points
 // allowed) and is critical when min_points of them pass the critical level. With critical_min_points set (fewer
-// than min_points), that many points beyond the critical level open it sooner: two logged steps with nearly every
-// completion cut at the cap are no noise, and on a run logged every 10 steps five points are 50 optimizer steps of
-// training on cut answers before the monitor says so. Its onset is
+// than min_points), that many consecutive points beyond the critical level open a critical episode sooner: two
+// logged steps with nearly every completion cut at the cap are no noise, and on a run logged every 10 steps five
+// points are 50 optimizer steps of training on cut answers before the monitor says so. Such an episode is dated
+// again once it holds min_points points, as the episode opened the usual way would have been. Its onset is
 // where the excursion began (onset_of_excursion), not the crossing; with `onset: crossing` it is the first
 // crossing itself, for bounds that are a state rather than a change (a gradient norm of exactly zero: the decline
 // before it is not yet "no gradient").
@@ -76,8 +77,8 @@ class Bound final : public Detector {
     seen_ = 0;
     start_ = NaN;
     firsts_.clear();
-    pending_ = pending_quiet_ = pending_critical_ = 0;
-    alarm_held_ = held_unraised_ = false;
+    pending_ = pending_quiet_ = pending_critical_ = redate_at_points_ = 0;
+    alarm_held_ = held_unraised_ = opened_by_critical_ = false;
     episode_onset_ = 1;
     episode_end_ = 0;
     history_.reset();
@@ -112,38 +113,41 @@ class Bound final : public Detector {
       if (episode_.open) {
         if (++episode_.quiet_points > max_gap_) close();
       } else if (pending_ > 0 && ++pending_quiet_ > open_max_gap_) {
-        pending_ = pending_critical_ = 0;
+        pending_ = 0;
       }
+      pending_critical_ = 0;
       return;
     }
     if (episode_.open) {
       add(step, v, beyond_critical);
+      if (redate_at_points_ > 0 && episode_.points >= redate_at_points_) {
+        redate_at_points_ = 0;
+        episode_.onset = onset_date(warning);
+      }
       return;
     }
     if (pending_ == 0) {
       first_crossing_step_ = step;
       first_crossing_seen_ = seen_;
       needed_points_ = points_needed(warning);
-      pending_critical_ = 0;
     }
     pending_quiet_ = 0;
-    pending_critical_ += beyond_critical ? 1 : 0;
-    if (++pending_ < needed_points_ && !(critical_min_points_ > 0 && pending_critical_ >= critical_min_points_)) return;
+    pending_critical_ = beyond_critical ? pending_critical_ + 1 : 0;
+    bool by_critical = critical_min_points_ > 0 && pending_critical_ >= critical_min_points_;
+    if (++pending_ < needed_points_ && !by_critical) return;
     // With `progress: required`, the bound is the fault only once the progress metric has moved by now; until then
     // each further point beyond it tries again (a live monitor and the scan decide alike, at the same point).
     if (progress_required_ && !progress_so_far()) {
       --pending_;
-      pending_critical_ -= beyond_critical ? 1 : 0;
+      if (beyond_critical) --pending_critical_;
       return;
     }
-    // Dated now, with every point of the excursion so far: a take-off judged at its first point alone would be one
-    // noisy value. A run whose starting level is already beyond the bound began in this state: its first crossing.
     bool began_beyond = up_ ? start_ > warning : start_ < warning;
     episode_began_beyond_ = began_beyond && !relative_ && first_crossing_seen_ <= start_points_;
-    first_crossing_onset_ = date_change_ && !began_beyond ? onset_of_excursion(warning) : first_crossing_step_;
-    // A take-off inside the excursion (0.37 nats, then 17.8 at the next point) is no later than its first point
-    // beyond the bound: the episode holds that point.
-    first_crossing_onset_ = std::min(first_crossing_onset_, first_crossing_step_);
+    first_crossing_onset_ = onset_date(warning);
+    // Opened by its critical level before min_points points: dated again when it holds that many.
+    opened_by_critical_ = pending_ < needed_points_;
+    redate_at_points_ = opened_by_critical_ ? min_points_ : 0;
     // Confirmed: the episode starts where the change began and holds every point beyond the bound since the first
     // crossing.
     pending_ = pending_critical_ = 0;
@@ -153,7 +157,7 @@ class Bound final : public Detector {
     // climbed). It is raised after all if the episode goes on to its critical level, which eases to a warning, or
     // if the progress is lost while the episode lasts or by the end of the data. A setting that eases this detector
     // (hold_warnings) holds it the same way, until the critical level.
-    alarm_held_ = hold_warnings_ || eases_to_note_so_far();
+    alarm_held_ = !opened_by_critical_ && (hold_warnings_ || eases_to_note_so_far());
     if (!alarm_held_) alarm(step);
     episode_.begin(first_crossing_onset_);
     critical_points_ = 0;
@@ -289,13 +293,21 @@ class Bound final : public Detector {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
     episode_.add(step, v, up_ ? w : -w);
     critical_points_ += beyond_critical ? 1 : 0;
-    if (alarm_held_ && critical_points_ >= critical_points_needed()) {
+    if (alarm_held_ && critical_points_ >= min_points_) {
       alarm_held_ = false;
       alarm(step);
     }
   }
-  // How many points beyond the critical level make an episode critical.
-  int64_t critical_points_needed() const { return critical_min_points_ > 0 ? critical_min_points_ : min_points_; }
+  // Where the excursion that is being confirmed began. Dated with every point of the excursion so far: a take-off
+  // judged at its first point alone would be one noisy value. A run whose starting level is already beyond the
+  // bound began in this state: its first crossing.
+  int64_t onset_date(double warning) {
+    bool began_beyond = up_ ? start_ > warning : start_ < warning;
+    int64_t onset = date_change_ && !began_beyond ? onset_of_excursion(warning) : first_crossing_step_;
+    // A take-off inside the excursion (0.37 nats, then 17.8 at the next point) is no later than its first point
+    // beyond the bound: the episode holds that point.
+    return std::min(onset, first_crossing_step_);
+  }
   // Whether an episode confirmed now would be reported as a note because the progress metric has risen by now: a
   // warning-level detector that progress eases, with progress judged on the data so far.
   bool eases_to_note_so_far() {
@@ -311,7 +323,7 @@ class Bound final : public Detector {
     alarm_held_ = false;
     episode_onset_ = episode_.onset;
     episode_end_ = episode_.end;
-    if (episode_.points < min_points_ && critical_points_ < critical_points_needed()) return;
+    if (episode_.points < min_points_ && !opened_by_critical_) return;
     double warning = level_of(side_->warning), critical = level_of(side_->critical);
     std::map<std::string, double> evidence = {{"bound", warning},
                                               {"critical_bound", critical},
@@ -330,7 +342,7 @@ class Bound final : public Detector {
       evidence["progress_level"] = required_now_;
     }
     report(episode_.onset, episode_.end, episode_.peak_step, episode_.peak_value, std::move(evidence));
-    if (critical_points_ >= critical_points_needed()) findings_.back().severity = Severity::critical;
+    if (critical_points_ >= min_points_ || opened_by_critical_) findings_.back().severity = Severity::critical;
     // The onset dates where the move began; a text that counts the points beyond the bound from the first of them
     // ({beyond_step}) says the move before it separately (a KL that rose from 0.26 at step 188 and first passed 0.3
     // at step 250 was not "above 0.3 from step 188").
@@ -424,7 +436,10 @@ class Bound final : public Detector {
   const HealthyRange::Side* side_ = nullptr;
   HealthyRange::Side own_levels_;  // the catalog's `levels:`, when it sets them
   int64_t min_points_, critical_min_points_, max_gap_, open_max_gap_, start_points_;
-  int64_t seen_ = 0, pending_ = 0, pending_quiet_ = 0, pending_critical_ = 0, critical_points_ = 0, alarm_step_ = 0;
+  int64_t seen_ = 0, pending_ = 0, pending_quiet_ = 0, critical_points_ = 0, alarm_step_ = 0;
+  int64_t pending_critical_ = 0;  // consecutive points beyond the critical level, ending at the latest one
+  bool opened_by_critical_ = false;  // the open (or last) episode was opened by critical_min_points
+  int64_t redate_at_points_ = 0;     // >0: date the open episode again when it holds this many points
   // Chance episodes of the metric's own noise: at most chance_rate_ per point; the reference needs this many points.
   double chance_rate_ = 0;
   static constexpr int MIN_NOISE_REFERENCE = 10;

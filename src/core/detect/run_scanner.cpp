@@ -7,6 +7,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "io/lenient_json.h"
@@ -124,8 +125,9 @@ void RunScanner::Metric::record(int64_t step, double value, size_t edge_points) 
     }
   } else {
     stretch_open = false;
-    if (finite_points++ == 0) first_finite_step = step;
-    last_finite_step = step;
+    if (finite_points++ == 0) first_finite_step = last_finite_step = step;
+    first_finite_step = std::min(first_finite_step, step);  // a restart logs lower steps again
+    last_finite_step = std::max(last_finite_step, step);
     all_zero = all_zero && value == 0;
   }
   previous = value;
@@ -410,14 +412,10 @@ void RunScanner::report_non_finite(const DetectorSpec& spec, std::vector<Finding
 }
 
 // Whether a metric belongs to a family named in the catalog: a name, or a prefix ending in '*' ("rewards/*").
-static bool in_family(const std::string& name, const std::vector<std::string>& family) {
-  for (const std::string& member : family) {
-    if (!member.empty() && member.back() == '*' ? name.compare(0, member.size() - 1, member, 0, member.size() - 1) == 0
-                                                : name == member) {
-      return true;
-    }
-  }
-  return false;
+static bool in_family(std::string_view name, const std::vector<std::string>& family) {
+  return std::any_of(family.begin(), family.end(), [&](std::string_view member) {
+    return member.ends_with('*') ? name.starts_with(member.substr(0, member.size() - 1)) : name == member;
+  });
 }
 
 // The metrics of a family (the detector's first input: names or prefixes) that were exactly 0 at every one of
@@ -427,12 +425,12 @@ static bool in_family(const std::string& name, const std::vector<std::string>& f
 // is skipped: a component that pays every completion alike has a spread of 0 and still pays. False when the run
 // logs no metric of the family (the detector is then listed as skipped).
 bool RunScanner::report_zero_throughout(const DetectorSpec& spec, std::vector<Finding>& out) const {
-  auto min_points = static_cast<uint64_t>(std::max(1.0, spec.param("min_points", 10)));
+  // Point counts are optimizer steps, as every detector's (for_logging_interval).
+  auto min_points = static_cast<uint64_t>(std::max(1.0, for_logging_interval(spec, interval_).param("min_points", 10)));
   std::vector<const Metric*> silent;
   bool any = false;
   for (const Metric& m : metrics_) {
-    if (!in_family(m.name, spec.inputs.front().second)) continue;
-    if (m.name.size() >= 3 && m.name.compare(m.name.size() - 3, 3, "std") == 0) continue;
+    if (!in_family(m.name, spec.inputs.front().second) || std::string_view(m.name).ends_with("std")) continue;
     any = true;
     if (m.finite_points >= min_points && m.all_zero) silent.push_back(&m);
   }
@@ -454,8 +452,9 @@ bool RunScanner::report_zero_throughout(const DetectorSpec& spec, std::vector<Fi
   }
   f.peak_step = f.onset_step;
   f.peak_value = 0;
-  f.evidence = {{"metrics_affected", static_cast<double>(silent.size())},
-                {"points", static_cast<double>(silent.front()->finite_points)}};
+  uint64_t points = 0;
+  for (const Metric* m : silent) points = std::max(points, m->finite_points);
+  f.evidence = {{"metrics_affected", static_cast<double>(silent.size())}, {"points", static_cast<double>(points)}};
   std::map<std::string, double> values = f.evidence;
   values["onset_step"] = static_cast<double>(f.onset_step);
   values["end_step"] = static_cast<double>(f.end_step);

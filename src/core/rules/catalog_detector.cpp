@@ -23,7 +23,7 @@ constexpr double NOT_A_NUMBER = std::numeric_limits<double>::quiet_NaN();
 
 class CatalogDetector final : public RuleDetector {
  public:
-  CatalogDetector(const DetectorSpec& spec, const std::string& metric)
+  CatalogDetector(const DetectorSpec& spec, const std::string& metric, bool watches_candidates)
       : spec_(spec), x_(spec.inputs.size(), NOT_A_NUMBER), chosen_(spec.inputs.size(), NONE) {
     // Until the run logs an input, the detector knows it by its first candidate name.
     metric_names_.resize(spec.inputs.size());
@@ -31,21 +31,22 @@ class CatalogDetector final : public RuleDetector {
     metric_names_.front() = metric;
     const std::vector<std::string>& watched = spec.inputs.front().second;
     auto at = std::find(watched.begin(), watched.end(), metric);
-    if (at != watched.end()) preferred_.assign(watched.begin(), at);
+    if (watches_candidates && at != watched.end()) preferred_.assign(watched.begin(), at);
   }
 
   void reset() override {
     if (detector_) detector_->reset();
     first_step_.reset();
-    held_ = false;
-    stood_down_ = false;
+    held_ = false;  // a standing-down rule stays down: the scan chooses its input once for the whole run
     std::fill(x_.begin() + 1, x_.end(), NOT_A_NUMBER);
   }
 
   bool observe(int64_t step, double value, const RunMetrics& run) override {
     // The scan runs a detector on the first of its first input's candidates the run logs (GPU memory allocated
     // before host memory): the rule watching a later candidate stands down once the run has logged an earlier one,
-    // so the monitor judges the series the scan judges and does not warn about one the scan never looks at.
+    // so the monitor judges the series the scan judges and does not warn about one the scan never looks at. (The
+    // scan chooses when it plans, after its first steps; an earlier candidate the run first logs later than that
+    // makes the two differ.)
     if (!stood_down_) {
       for (const std::string& name : preferred_) stood_down_ = stood_down_ || run.latest(name, step).has_value();
     }
@@ -172,7 +173,7 @@ std::unique_ptr<RuleDetector> make_catalog_detector(const ChangeDetector& detect
   const DetectorSpec* spec = builtin_detector_catalog().find(detector.catalog_id);
   if (spec == nullptr) return nullptr;  // the rule file's parser names unknown ids
   if (!detect::make_detector(*spec)) return nullptr;  // a kind the live path cannot run (non_finite)
-  return std::make_unique<CatalogDetector>(*spec, metric);
+  return std::make_unique<CatalogDetector>(*spec, metric, detector.watches_catalog_candidates);
 }
 
 }  // namespace rldk::rules

@@ -219,6 +219,7 @@ Result<Rule> parse_rule(const std::string& origin, const YAML::Node& node, std::
     if (rule.metrics.empty() && !rule.where && !rule.detector->catalog_id.empty()) {
       const DetectorSpec* spec = builtin_detector_catalog().find(rule.detector->catalog_id);
       rule.metrics = spec->inputs.front().second;
+      rule.detector->watches_catalog_candidates = true;
     }
   }
   if (rule.metrics.empty() && !rule.where) {
@@ -343,7 +344,6 @@ std::string scan_preset_text() {
   std::string text = "rules:\n";
   for (const DetectorSpec& d : builtin_detector_catalog().detectors) {
     if (d.severity == Severity::info) continue;
-    if (d.kind != "non_finite" && detect::judged_over_metrics(d.kind)) continue;  // the scan's alone
     text += "  - id: " + std::string(SCAN_RULE_PREFIX) + d.id + "\n    description: " + Json(d.title + " (the scan's " + d.id + ", live).").dump(-1);
     if (d.kind == "non_finite") {
       text += "\n    where: not isfinite(value)\n    condition: not isfinite(value)\n    cooldown_steps: 100";
