@@ -566,6 +566,33 @@ TEST(Scan, TruncationTheRunGotOverIsOneSeverityLower) {
   EXPECT_EQ(ending[0].severity, rldk::Severity::warning);
 }
 
+// A reward logged every 4 steps beside an entropy logged at each is carried forward to the entropy's steps; its
+// noise and its start are judged on its own logged values, each counted once. Counted at every entropy point, the
+// repeats made its point-to-point noise 0, and a 0.56 -> 0.66 wander inside noise of 0.2 read as "the run learned",
+// which eased a collapsing entropy to a note.
+TEST(Scan, ProgressCountsAContextValueOnceWhereItWasLogged) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("entropy_below_start");
+  ASSERT_NE(spec, nullptr);
+  rldk::Run run = one_metric_run("policy/entropy", steps_from_1(120), {});
+  Series& entropy = run.series["policy/entropy"];
+  for (int i = 0; i < 120; ++i) entropy.values.push_back(0.4 * std::exp(-i / 25.0) + 0.02);
+  std::vector<int64_t> every_fourth;
+  std::vector<double> wandering;
+  for (int i = 0; i < 30; ++i) {
+    every_fourth.push_back(4 * (i + 1));
+    wandering.push_back(0.5 + 0.2 * i / 29.0 + 0.15 * std::sin(i * 2.3));
+  }
+  rldk::Run reward = one_metric_run("reward/mean", every_fourth, wandering);
+  run.series["reward/mean"] = reward.series["reward/mean"];
+  DetectorCatalog one;
+  one.detectors.push_back(*spec);
+  ScanOptions options;
+  options.catalog = &one;
+  auto found = scan_run(run, options).findings;
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::warning) << found[0].explanation;
+}
+
 // Reward functions that never paid out are named together in one note over the steps they were logged; one that
 // paid once did pay; a run that logs no per-function reward lists the detector as not run.
 TEST(Scan, RewardFunctionsThatNeverPaidAreNamedTogether) {

@@ -87,8 +87,9 @@ class Bound final : public Detector {
   }
   void observe(int64_t step, const double* x) override {
     if (progress_min_sigma_ > 0) {
-      if (progress_.input) progress_.track(step, x[progress_.input]);
-      if (progress_down_.input) progress_down_.track(step, x[progress_down_.input]);
+      for (Progress* p : {&progress_, &progress_down_}) {
+        if (p->input) p->track(p->input < input_steps.size() ? input_steps[p->input] : step, x[p->input]);
+      }
     }
     double v = x[0];
     if (!std::isfinite(v)) return;
@@ -465,7 +466,7 @@ class Bound final : public Detector {
     double sign = 1;   // +1: progress is a rise (a reward); -1: a fall (a loss)
     std::vector<double> early;
     RingWindow recent;
-    int64_t seen = 0;
+    int64_t seen = 0, last_step = 0;
 
     Progress() { recent.configure(static_cast<int>(EARLY_POINTS)); }
     void reset() {
@@ -473,8 +474,10 @@ class Bound final : public Detector {
       recent.reset();
       seen = 0;
     }
+    // `step`: where the value was logged; one carried forward to later points counts once.
     void track(int64_t step, double p) {
-      if (!std::isfinite(p)) return;
+      if (!std::isfinite(p) || (seen > 0 && step == last_step)) return;
+      last_step = step;
       if (early.size() < EARLY_POINTS) early.push_back(p);
       recent.push(p, step);
       ++seen;

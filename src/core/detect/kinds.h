@@ -37,6 +37,11 @@ class Detector {
   std::vector<std::map<std::string, double>>& alarm_evidence() { return alarm_evidence_; }
   // Canonical names of the inputs as resolved for this run (same order as spec().inputs).
   std::vector<std::string> metric_names;
+  // Per input, the step its value in x was logged at, set by the driver before each observe (empty: every value
+  // was logged at the observed step). A context input logged less often than the watched metric (a reward every 4
+  // steps beside an entropy logged at each) is carried forward, so its value repeats; a kind that keeps statistics
+  // of that input (its start level, its noise) counts each logged value once.
+  std::vector<int64_t> input_steps;
   const DetectorSpec& spec() const { return spec_; }
   // Live only: the run printed a setting that lowers this detector's findings one severity (an entropy bonus), so a
   // warning would be a note. A kind whose episodes can reach a critical level (bound) then raises its alarm only at

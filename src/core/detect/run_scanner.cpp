@@ -178,6 +178,7 @@ uint32_t RunScanner::add_metric(const std::string& canonical_name) {
   m.keep_edges = options_.edge_points > 0;
   if (planned_) {
     latest_.push_back(NOT_A_NUMBER);
+    latest_step_.push_back(NO_STEP);
     led_by_.emplace_back();
   }
   return id;
@@ -308,6 +309,7 @@ void RunScanner::plan() {
   interval_ = logging_interval(steps);
 
   latest_.assign(metrics_.size(), NOT_A_NUMBER);
+  latest_step_.assign(metrics_.size(), NO_STEP);
   led_by_.assign(metrics_.size(), {});
   std::vector<uint32_t> inputs;
   for (size_t i = 0; i < catalog_.detectors.size(); ++i) {
@@ -349,14 +351,18 @@ void RunScanner::feed_restart() {
   flush();
   pending_open_ = false;
   std::fill(latest_.begin(), latest_.end(), NOT_A_NUMBER);
+  std::fill(latest_step_.begin(), latest_step_.end(), NO_STEP);
 }
 
 // The pending step is complete: every metric's latest value is known at it, and each detector led by a metric
 // logged at this step judges that point.
 void RunScanner::flush() {
   if (pending_.empty()) return;
-  for (const auto& [metric, value] : pending_) latest_[metric] = value;
   int64_t step = pending_step_;
+  for (const auto& [metric, value] : pending_) {
+    latest_[metric] = value;
+    latest_step_[metric] = step;
+  }
   for (const auto& [metric, value] : pending_) {
     for (uint32_t index : led_by_[metric]) {
       Active& a = *active_[index];
@@ -364,8 +370,11 @@ void RunScanner::flush() {
       a.started = true;
       a.previous_step = step;
       a.x[0] = value;
+      a.detector->input_steps.resize(a.inputs.size());
+      a.detector->input_steps[0] = step;
       for (size_t r = 1; r < a.inputs.size(); ++r) {
         a.x[r] = a.inputs[r] != NO_METRIC ? latest_[a.inputs[r]] : NOT_A_NUMBER;
+        a.detector->input_steps[r] = a.inputs[r] != NO_METRIC ? latest_step_[a.inputs[r]] : NO_STEP;
       }
       a.detector->observe(step, a.x.data());
     }

@@ -93,6 +93,8 @@ class RunScanner {
   int64_t pending_step_ = 0;
   std::vector<std::pair<uint32_t, double>> pending_;
   std::vector<double> latest_;
+  std::vector<int64_t> latest_step_;  // the step each metric's latest value was logged at
+  static constexpr int64_t NO_STEP = INT64_MIN;
   std::vector<std::unique_ptr<Active>> active_;
   std::vector<std::vector<uint32_t>> led_by_;  // per metric: the active detectors it drives
   std::vector<size_t> waiting_;                // catalog indices of detectors whose first input is not logged yet

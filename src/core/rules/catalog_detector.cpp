@@ -24,7 +24,8 @@ constexpr double NOT_A_NUMBER = std::numeric_limits<double>::quiet_NaN();
 class CatalogDetector final : public RuleDetector {
  public:
   CatalogDetector(const DetectorSpec& spec, const std::string& metric, bool watches_candidates)
-      : spec_(spec), x_(spec.inputs.size(), NOT_A_NUMBER), chosen_(spec.inputs.size(), NONE) {
+      : spec_(spec), x_(spec.inputs.size(), NOT_A_NUMBER), x_steps_(spec.inputs.size(), NO_STEP),
+        chosen_(spec.inputs.size(), NONE) {
     // Until the run logs an input, the detector knows it by its first candidate name.
     metric_names_.resize(spec.inputs.size());
     for (size_t r = 0; r < spec.inputs.size(); ++r) metric_names_[r] = spec.inputs[r].second.front();
@@ -39,6 +40,7 @@ class CatalogDetector final : public RuleDetector {
     first_step_.reset();
     held_ = false;  // a standing-down rule stays down: the scan chooses its input once for the whole run
     std::fill(x_.begin() + 1, x_.end(), NOT_A_NUMBER);
+    std::fill(x_steps_.begin() + 1, x_steps_.end(), NO_STEP);
   }
 
   bool observe(int64_t step, double value, const RunMetrics& run) override {
@@ -58,21 +60,28 @@ class CatalogDetector final : public RuleDetector {
       auto setting = run.setting(spec_.eased_by_setting);
       eased_by_setting_ = setting && *setting > 0;
     }
+    x_steps_[0] = step;
     for (size_t r = 1; r < x_.size(); ++r) {
-      if (auto latest = other_input(r, step, run)) x_[r] = *latest;
+      if (auto latest = other_input(r, step, run)) {
+        x_[r] = latest->value;
+        x_steps_[r] = latest->step;
+      }
     }
     if (!detector_) {
       if (!first_step_ || step <= *first_step_) {  // the first point, or a restart before the second
         first_step_ = step;
         first_x_ = x_;
+        first_x_steps_ = x_steps_;
         return false;
       }
       scaled_ = detect::for_logging_interval(spec_, static_cast<double>(step - *first_step_));
       detector_ = detect::make_detector(scaled_);
       detector_->metric_names = metric_names_;
+      detector_->input_steps = first_x_steps_;
       detector_->observe(*first_step_, first_x_.data());
     }
     detector_->hold_warnings(eased_by_setting_);
+    detector_->input_steps = x_steps_;
     detector_->observe(step, x_.data());
     return take_alarms();
   }
@@ -85,10 +94,11 @@ class CatalogDetector final : public RuleDetector {
 
  private:
   static constexpr size_t NONE = static_cast<size_t>(-1);
+  static constexpr int64_t NO_STEP = INT64_MIN;  // an input not logged yet
 
   // The latest value of input r. The first of its candidate metrics the run logs is that input from then on, as in
   // the scan, which picks the first candidate the run has.
-  std::optional<double> other_input(size_t r, int64_t step, const RunMetrics& run) {
+  std::optional<RunMetrics::Logged> other_input(size_t r, int64_t step, const RunMetrics& run) {
     const std::vector<std::string>& candidates = spec_.inputs[r].second;
     if (chosen_[r] != NONE) return run.latest(candidates[chosen_[r]], step);
     for (size_t c = 0; c < candidates.size(); ++c) {
@@ -160,6 +170,7 @@ class CatalogDetector final : public RuleDetector {
   std::vector<double> first_x_;
   std::vector<std::string> metric_names_;
   std::vector<double> x_;       // this point's value of every input (the scan's x)
+  std::vector<int64_t> x_steps_, first_x_steps_;  // where each of them was logged (Detector::input_steps)
   std::vector<size_t> chosen_;  // per input: the candidate the run logs, NONE before it has logged one
   bool held_ = false;           // a confirmation waiting for a required input the run has not logged yet
   bool eased_by_setting_ = false;  // the run printed the setting that makes this detector's warnings notes

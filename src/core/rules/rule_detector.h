@@ -17,8 +17,12 @@ namespace rldk::rules {
 class RunMetrics {
  public:
   virtual ~RunMetrics() = default;
+  struct Logged {
+    double value;
+    int64_t step;  // where it was logged
+  };
   // The latest value of `name` logged at or before `step` in the current segment; nullopt when there is none.
-  virtual std::optional<double> latest(const std::string& name, int64_t step) const = 0;
+  virtual std::optional<Logged> latest(const std::string& name, int64_t step) const = 0;
   // A training setting the run printed (RuleEngine::setting); nullopt when it printed none.
   virtual std::optional<double> setting(const std::string& /*name*/) const { return std::nullopt; }
 };

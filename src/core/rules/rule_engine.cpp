@@ -215,10 +215,10 @@ struct RuleEngine::State {
   class RunMetrics final : public rules::RunMetrics {
    public:
     RunMetrics(const State& engine, const RunState& run) : engine_(engine), run_(run) {}
-    std::optional<double> latest(const std::string& name, int64_t step) const override {
+    std::optional<Logged> latest(const std::string& name, int64_t step) const override {
       const Series* s = engine_.find_series(run_, name);
       if (s == nullptr || !s->seen || s->step > step) return std::nullopt;
-      return s->value;
+      return Logged{s->value, s->step};
     }
     std::optional<double> setting(const std::string& name) const override {
       for (const auto* settings : {&run_.settings, &engine_.default_settings}) {
