@@ -593,6 +593,30 @@ TEST(Scan, ProgressCountsAContextValueOnceWhereItWasLogged) {
   EXPECT_EQ(found[0].severity, Severity::warning) << found[0].explanation;
 }
 
+// A reward that climbed to its top inside the run's first quarter (a tiny TRL GRPO run: 0.11 -> 0.98 in 7 of 50
+// logged points, then 1.0) rose over the run: its first quarter's median is near the top, so the start is also
+// judged on the first 5 points. Its spread then vanished: saturation, a note; the same spread gone with a reward
+// that stayed at 0.11 is a warning.
+TEST(Scan, ProgressSeesARewardThatRoseInsideTheFirstQuarter) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("reward_spread_collapse");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> reward = {0.11, 0.114, 0.18, 0.282, 0.629, 0.867, 0.984, 0.995, 0.997};
+  std::vector<double> spread = {0.166, 0.12, 0.139, 0.147, 0.133, 0.113, 0.0196, 0.011, 0.00877};
+  std::vector<double> flat(9, 0.11);
+  for (int i = 0; i < 41; ++i) {
+    reward.push_back(1.0);
+    flat.push_back(0.11 + 0.002 * (i % 3));
+    spread.push_back(0.0);
+  }
+  auto saturated = run_detector_on_values(*spec, {{"reward/std", spread}, {"reward/mean", reward}});
+  auto stuck = run_detector_on_values(*spec, {{"reward/std", spread}, {"reward/mean", flat}});
+  ASSERT_EQ(saturated.size(), 1u);
+  ASSERT_EQ(stuck.size(), 1u);
+  EXPECT_EQ(saturated[0].severity, Severity::info);
+  EXPECT_NEAR(saturated[0].evidence.at("progress_start"), 0.18, 1e-9);
+  EXPECT_EQ(stuck[0].severity, Severity::warning);
+}
+
 // Reward functions that never paid out are named together in one note over the steps they were logged; one that
 // paid once did pay; a run that logs no per-function reward lists the detector as not run.
 TEST(Scan, RewardFunctionsThatNeverPaidAreNamedTogether) {

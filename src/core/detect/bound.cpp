@@ -484,24 +484,33 @@ class Bound final : public Detector {
     }
     // The start and current levels when the metric moved clearly the way progress goes over the run.
     //
-    // The start and current levels are medians of w points each: a quarter of the run, from 5 to 20 points (the
-    // first w of the early values, the last w seen). The move must exceed min_sigma standard errors of the
-    // difference of two such medians (1.2533 x sqrt(2 / w) x the early point-to-point noise): a GRPO reward averaged
-    // over 4 completions per step jumps by 0.2-0.5 between steps, and a real climb from 0.26 to 0.56 over 100 steps
-    // is progress even though it never clears four single-point noises.
+    // The current level is the median of the last w points: a quarter of the run, from 5 to 20 points. The start
+    // is the median of the first w points, or of the first 5 when that shows the move and the quarter does not: a
+    // reward that climbed to its top inside the run's first quarter (0.11 -> 0.98 in 7 of 50 points) has a
+    // first-quarter median near its top, and the run would read as one that never learned. The move must exceed
+    // min_sigma standard errors of the difference of the two medians (1.2533 x sqrt(1/w_start + 1/w) x the early
+    // point-to-point noise): a GRPO reward averaged over 4 completions per step jumps by 0.2-0.5 between steps, and
+    // a real climb from 0.26 to 0.56 over 100 steps is progress even though it never clears four single-point noises.
     bool moved(double min_sigma, double& start, double& now, std::vector<double>& scratch) const {
       int64_t w = std::clamp<int64_t>(seen / 4, MIN_POINTS, static_cast<int64_t>(EARLY_POINTS));
       if (seen < 2 * w || static_cast<int64_t>(early.size()) < w || recent.size() < w) return false;
-      scratch.assign(early.begin(), early.begin() + w);
-      start = stats::median_in_place(scratch);
       scratch.clear();
       for (int i = recent.size() - static_cast<int>(w); i < recent.size(); ++i) scratch.push_back(recent.at_from_oldest(i));
       now = stats::median_in_place(scratch);
       scratch = early;
       double noise = stats::difference_noise(scratch);
-      double standard_error = MEDIAN_EFFICIENCY * std::sqrt(2.0 / static_cast<double>(w)) * noise;
-      double move = sign * (now - start);
-      return move > min_sigma * standard_error && move >= 0.1 * std::max(std::fabs(start), std::fabs(now));
+      for (int64_t w_start : {w, MIN_POINTS}) {
+        scratch.assign(early.begin(), early.begin() + w_start);
+        double level = stats::median_in_place(scratch);
+        double standard_error =
+            MEDIAN_EFFICIENCY * std::sqrt(1.0 / static_cast<double>(w_start) + 1.0 / static_cast<double>(w)) * noise;
+        double move = sign * (now - level);
+        if (move > min_sigma * standard_error && move >= 0.1 * std::max(std::fabs(level), std::fabs(now))) {
+          start = level;
+          return true;
+        }
+      }
+      return false;
     }
   };
   double progress_min_sigma_ = 0;
