@@ -33,8 +33,9 @@ KNOWN_GAPS = {
         "kl_blowup": "TRL PPO logs the KL per sequence (objective/kl, summed over 6-token responses: 1 -> 16 nats) and "
                      "no response length, so no per-token bound applies; the KL detectors read a per-token KL or "
                      "PPO's update KL (policy/approxkl_avg), which stays small",
-        "entropy_collapse": "a slow slide 0.66 -> 0.04 over 125 steps is found when it crosses 10% of its start "
-                            "(step 80); the run-up has no clean take-off to date it by",
+        "entropy_collapse": "a stepwise slide 0.66 -> 0.50 -> 0.40 -> 0.23 -> 0.13 from step 26 is followed by the "
+                            "collapse detector's trend forecast (a scheduled decline is no collapse) until the fall "
+                            "outruns it at step 80; it never stays under 10% of its start long enough for the bound",
     },
     "trl_grpo_qwen25_7b_gsm8k_rho01_s43_reward_collapse_truncation": {
         "no_signal": "from step 110 nearly every answer scores 0 (the reward collapsed, found at its onset): uniform "
