@@ -193,6 +193,18 @@ TEST(RuleFile, OverridesAndRawMetricNames) {
   EXPECT_EQ(raw.rules[0].metrics, (std::vector<std::string>{"policy/approx_kl"}));
 }
 
+// One point of run "test" into the engine.
+void observe_point(RuleEngine& engine, const std::string& metric, int64_t step, double value,
+                   std::vector<Alert>& alerts) {
+  Observation o;
+  o.run_id = "test";
+  o.name = o.raw_name = metric;
+  o.step = step;
+  o.value = value;
+  o.time = NAN;
+  engine.observe(o, alerts);
+}
+
 // Feeds every metric at steps 1, 2, ... (the values of one step, then a flush, as a live monitor drains its input),
 // then ends the data; returns the alerts.
 std::vector<Alert> replay_to_end(RuleEngine& engine, const std::map<std::string, std::vector<double>>& series) {
@@ -201,14 +213,7 @@ std::vector<Alert> replay_to_end(RuleEngine& engine, const std::map<std::string,
   std::vector<Alert> alerts;
   for (size_t i = 0; i < length; ++i) {
     for (const auto& [metric, values] : series) {
-      if (i >= values.size()) continue;
-      Observation o;
-      o.run_id = "test";
-      o.name = o.raw_name = metric;
-      o.step = static_cast<int64_t>(i) + 1;
-      o.value = values[i];
-      o.time = NAN;
-      engine.observe(o, alerts);
+      if (i < values.size()) observe_point(engine, metric, static_cast<int64_t>(i) + 1, values[i], alerts);
     }
     engine.flush(alerts);
   }
@@ -405,22 +410,13 @@ TEST(CatalogDetectorRule, JudgesTheCandidateMetricTheScanJudges) {
   // The scan chooses once for the whole run: after a restart that logs host memory alone, the rule stays down.
   RuleEngine restarted(rules_from(rules));
   std::vector<Alert> alerts;
-  auto feed = [&](const char* metric, int64_t step, double value) {
-    Observation o;
-    o.run_id = "test";
-    o.name = o.raw_name = metric;
-    o.step = step;
-    o.value = value;
-    o.time = NAN;
-    restarted.observe(o, alerts);
-  };
   for (int i = 0; i < 50; ++i) {
-    feed("perf/cpu_memory_used_gb", i + 1, flat[static_cast<size_t>(i)]);
-    feed("perf/max_memory_allocated_gb", i + 1, flat[static_cast<size_t>(i)]);
+    observe_point(restarted, "perf/cpu_memory_used_gb", i + 1, flat[static_cast<size_t>(i)], alerts);
+    observe_point(restarted, "perf/max_memory_allocated_gb", i + 1, flat[static_cast<size_t>(i)], alerts);
     restarted.flush(alerts);
   }
   for (int i = 0; i < 200; ++i) {
-    feed("perf/cpu_memory_used_gb", i + 1, growing[static_cast<size_t>(i)]);
+    observe_point(restarted, "perf/cpu_memory_used_gb", i + 1, growing[static_cast<size_t>(i)], alerts);
     restarted.flush(alerts);
   }
   restarted.finish(alerts);
