@@ -564,6 +564,27 @@ TEST(Presets, AllLoadWithoutWarnings) {
   }
 }
 
+// A scan preset alert says what its detector found, in the catalog's words, with the value and step it was confirmed
+// at: "No reward differences at most steps: reward/std = 0 at step 48 (the scan's reward_spread_zero, live)".
+TEST(Presets, ScanPresetAlertsNameTheFinding) {
+  auto preset = load_preset("scan");
+  ASSERT_TRUE(preset.ok());
+  const Rule* r = preset->find("scan_kl_above_range");
+  ASSERT_NE(r, nullptr);
+  RuleSet only;
+  only.rules.push_back(*r);
+  RuleEngine engine(std::move(only));
+  auto alerts = replay_to_end(engine, r->test_fires);
+  ASSERT_FALSE(alerts.empty());
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_above_range");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(alerts.front().message.rfind(spec->title + ": policy/kl = ", 0), 0u) << alerts.front().message;
+  EXPECT_NE(alerts.front().message.find("at step " + std::to_string(alerts.front().step) +
+                                        " (the scan's kl_above_range, live)"),
+            std::string::npos)
+      << alerts.front().message;
+}
+
 // `--preset grpo_safe --preset scan`, in either order: a detector the guard preset already runs alone (entropy below
 // its start, a constant reward) warns once, under the guard's rule id; the scan's other detectors stay.
 TEST(Presets, AGuardAndTheScanPresetWarnOnceForOneDetector) {

@@ -350,7 +350,9 @@ std::string scan_preset_text() {
     } else {
       text += "\n    detector: " + d.id;
     }
-    text += "\n    actions: [warn]\n";
+    // The alert says what the detector found, in the scan's words, not only the value it confirmed it at.
+    std::string msg = d.title + ": {metric} = {value:.4g} at step {step} (the scan's " + d.id + ", live)";
+    text += "\n    actions: [{warn: {msg: " + Json(msg).dump(-1) + "}}]\n";
   }
   return text;
 }
