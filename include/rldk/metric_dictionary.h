@@ -79,6 +79,8 @@ class MetricDictionary {
   std::vector<MetricInfo> metrics_;
   std::unordered_map<std::string, size_t> by_name_;   // canonical name -> index
   std::unordered_map<std::string, size_t> by_alias_;  // raw alias -> index
+  // Aliases without case and separators -> index (AMBIGUOUS where two metrics share a key).
+  std::unordered_map<std::string, size_t> by_loose_key_;
   std::vector<SettingInfo> settings_;
   std::unordered_map<std::string, size_t> setting_by_alias_;
   std::vector<std::string> step_keys_;

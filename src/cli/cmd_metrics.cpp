@@ -56,6 +56,8 @@ int list_metrics_markdown() {
               "rldk maps every raw metric name to one canonical name. Lookup order: the raw name as an alias; the "
               "name without a `train/` prefix; `eval_X`, `eval/X`, `test_X`, `test/X` become `eval/X` or `test/X`; "
               "the name lower-cased with spaces and dashes as underscores (`KL_ref`, `Adv Std`) as an alias; "
+              "the name without case and separators, when exactly one metric has an alias that reads the same "
+              "(`critic_score_mean`, as a flattened export writes verl's `critic/score/mean`); "
               "otherwise the raw name is kept as it is. `aggregation` says how a logged value was reduced: a "
               "`sequence_sum` KL is roughly response length times a `token_mean` KL, so the two are different "
               "metrics. `unhealthy when` is domain knowledge judged from the first logged point (`rldk scan`'s bound "

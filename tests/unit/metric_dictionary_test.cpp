@@ -111,6 +111,11 @@ INSTANTIATE_TEST_SUITE_P(
         // names printed for people are folded (lower case, spaces and dashes as underscores) before giving up
         NameCase{"KL", "policy/kl"}, NameCase{"KL_ref", "policy/kl"}, NameCase{"Adv Std", "advantage/std"},
         NameCase{"My Metric", "My Metric"},
+        // flattened exports: a framework's alias without case and separators (a verl metrics CSV rebuilt from the
+        // console); rldk's own canonical names are not matched this way (HF's closing `train_loss` stays apart)
+        NameCase{"critic_score_mean", "reward/mean"}, NameCase{"response_length_clip_ratio", "response/clipped_frac"},
+        NameCase{"actor_entropy", "policy/entropy"}, NameCase{"Critic.Score.Mean", "reward/mean"},
+        NameCase{"value_loss", "value/loss"},
         NameCase{"eval_", "eval_"}, NameCase{"", ""}));
 
 TEST(MetricDictionary, RoleOfFieldKeys) {
@@ -163,8 +168,20 @@ TEST(MetricDictionaryFromYaml, SmallDictionaryWorks) {
   EXPECT_EQ(dict.value()->canonical_name("shared"), "a/x");  // the same alias in two frameworks of one metric
   EXPECT_EQ(dict.value()->canonical_name("y1"), "b/y");
   EXPECT_EQ(dict.value()->canonical_name("kl"), "kl");  // not in this dictionary
+  EXPECT_EQ(dict.value()->canonical_name("Y_1"), "b/y");   // the alias without case and separators
+  EXPECT_EQ(dict.value()->canonical_name("a_x"), "a_x");   // a canonical name is not matched loosely
   EXPECT_EQ(static_cast<int>(dict.value()->role_of("step")), static_cast<int>(FieldRole::step));
   EXPECT_EQ(static_cast<int>(dict.value()->role_of("time")), static_cast<int>(FieldRole::metric));
+}
+
+// Two metrics whose aliases differ only in separators: the loose key is no evidence for either.
+TEST(MetricDictionaryFromYaml, LooseKeySharedByTwoMetricsMatchesNeither) {
+  std::string yaml = std::string(HEADER) + metric("a/x", "      trl: [kl/seq]\n") + metric("b/y", "      verl: [kl_seq]\n");
+  auto dict = MetricDictionary::from_yaml(yaml, "small.yaml");
+  ASSERT_TRUE(dict.ok()) << rldk::to_string(dict.error());
+  EXPECT_EQ(dict.value()->canonical_name("kl/seq"), "a/x");
+  EXPECT_EQ(dict.value()->canonical_name("kl_seq"), "b/y");
+  EXPECT_EQ(dict.value()->canonical_name("KL.Seq"), "KL.Seq");
 }
 
 TEST(MetricDictionaryFromYaml, RejectsConflicts) {

@@ -31,6 +31,20 @@ std::string_view strip_prefix(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix ? s.substr(prefix.size()) : std::string_view{};
 }
 
+// A name with its case and its separators ('/', '_', '.', '-', ' ') dropped: critic_score_mean, critic/score/mean
+// and Critic.Score.Mean share one key.
+std::string loose_key(std::string_view name) {
+  std::string key;
+  key.reserve(name.size());
+  for (char c : name) {
+    if (c == '/' || c == '_' || c == '.' || c == '-' || c == ' ') continue;
+    key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return key;
+}
+
+constexpr size_t AMBIGUOUS = static_cast<size_t>(-1);
+
 }  // namespace
 
 const HealthyRange::Side* HealthyRange::side(std::string_view name) const {
@@ -121,6 +135,13 @@ Result<std::shared_ptr<MetricDictionary>> MetricDictionary::from_yaml(std::strin
                    "alias '" + alias + "' of '" + dict->metrics_[index].name + "' is itself a canonical name", origin};
     }
   }
+  // Loose keys of the aliases: the names frameworks log, as an export flattens them. Not of rldk's own canonical
+  // names: HF's closing summary logs `train_loss` (the run's mean loss), which is no step of train/loss. A key two
+  // metrics share is no evidence for either.
+  for (const auto& [alias, index] : dict->by_alias_) {
+    auto [it, inserted] = dict->by_loose_key_.emplace(loose_key(alias), index);
+    if (!inserted && it->second != index) it->second = AMBIGUOUS;
+  }
   return dict;
 }
 
@@ -159,6 +180,12 @@ std::string MetricDictionary::canonical_name(std::string_view raw) const {
   for (char c : raw) folded.push_back(c == ' ' || c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   if (folded != raw) {
     if (const MetricInfo* info = find(folded)) return info->name;
+  }
+  // Exports that cannot keep '/' flatten the names (a verl metrics CSV rebuilt from its console lines has
+  // critic_score_mean and response_length_clip_ratio), and dashboards rewrite their case: the same name without
+  // case and separators, when exactly one metric has it.
+  if (auto it = by_loose_key_.find(loose_key(raw)); it != by_loose_key_.end() && it->second != AMBIGUOUS) {
+    return metrics_[it->second].name;
   }
   return std::string(raw);
 }
