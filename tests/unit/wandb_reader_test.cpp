@@ -140,6 +140,40 @@ TEST(WandbReader, WithoutATrainerStepUsesUnderscoreStep) {
   EXPECT_EQ(out.runs.front().series.begin()->second.steps, (std::vector<int64_t>{7, 8, 9}));
 }
 
+// TRL 0.9's PPOv2Trainer logs train/global_step = 0 with every row: once it stayed put while `_step` advanced over 3
+// rows, `_step` is the step (rows before keep the trainer's value, except 0: no optimizer step yet, `_step` dates
+// them). An evaluation row logged at the step of the training row before it is a repeat, not a stuck step.
+TEST(WandbReader, ATrainerStepStuckAtItsFirstValueGivesWayToUnderscoreStep) {
+  LogWriter stuck;
+  for (int i = 0; i < 8; ++i) {
+    stuck.add(history({{"objective/kl", std::to_string(0.1 * i)}, {"train/global_step", "0"}, {"_step", std::to_string(i)}}));
+  }
+  ReadOutput out = read_text(stuck.bytes(), "run-x.wandb");
+  ASSERT_EQ(out.runs.size(), 1u);
+  EXPECT_EQ(out.runs.front().series.at("policy/kl_seq").steps, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(out.detail, "wandb (8 records, 8 history rows; step from _step (train/global_step stayed at 0))");
+
+  LogWriter with_eval;
+  with_eval.add(history({{"train/loss", "0.5"}, {"train/global_step", "10"}, {"_step", "0"}}));
+  with_eval.add(history({{"eval/loss", "0.6"}, {"train/global_step", "10"}, {"_step", "1"}}));
+  with_eval.add(history({{"train/loss", "0.4"}, {"train/global_step", "10"}, {"_step", "2"}}));
+  with_eval.add(history({{"train/loss", "0.3"}, {"train/global_step", "20"}, {"_step", "3"}}));
+  with_eval.add(history({{"train/loss", "0.2"}, {"train/global_step", "20"}, {"_step", "4"}}));
+  with_eval.add(history({{"train/loss", "0.1"}, {"train/global_step", "20"}, {"_step", "5"}}));
+  with_eval.add(history({{"train/loss", "0.1"}, {"train/global_step", "20"}, {"_step", "6"}}));
+  out = read_text(with_eval.bytes(), "run-y.wandb");
+  ASSERT_EQ(out.runs.size(), 1u);
+  EXPECT_EQ(out.runs.front().series.at("train/loss").steps, (std::vector<int64_t>{10, 10, 20, 20, 20, 20}));
+
+  LogWriter stuck_at_one;  // stuck at a step other than 0: the rows before the switch keep it
+  for (int i = 0; i < 5; ++i) {
+    stuck_at_one.add(history({{"loss", std::to_string(0.1 * i)}, {"train/global_step", "1"}, {"_step", std::to_string(i)}}));
+  }
+  out = read_text(stuck_at_one.bytes(), "run-z.wandb");
+  ASSERT_EQ(out.runs.size(), 1u);
+  EXPECT_EQ(out.runs.front().series.at("train/loss").steps, (std::vector<int64_t>{1, 1, 1, 3, 4}));
+}
+
 TEST(WandbReader, RecordsSplitAcrossBlocksAndAnyChunking) {
   LogWriter w;
   // A 70 KB record (a long string value) spans three blocks: FIRST, MIDDLE, LAST.

@@ -22,10 +22,22 @@ int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int6
       }
     }
   }
-  if (trainer) {
+  if (trainer && !stuck_) {
+    if (!trainer_step_) {
+      first_trainer_step_ = *trainer;
+    } else if (!trainer_moved_ && *trainer != first_trainer_step_) {
+      trainer_moved_ = true;
+    } else if (!trainer_moved_ && w_step && last_w_step_ && *w_step > *last_w_step_ && ++stalled_rows_ >= STUCK_ROWS) {
+      stuck_ = true;
+    }
     trainer_step_ = true;
     last_trainer_step_ = *trainer;
   }
+  if (w_step) last_w_step_ = w_step;
+  if (stuck_) return w_step ? *w_step : fallback.value_or(last_trainer_step_);
+  // Before the trainer's step first moves from 0, no optimizer step has been taken: `_step` dates those rows as well
+  // (an evaluation before training is at 0 either way), and a trainer step stuck at 0 loses none of them.
+  if (trainer_step_ && !trainer_moved_ && first_trainer_step_ == 0 && w_step) return *w_step;
   return trainer_step_ ? last_trainer_step_ : w_step ? *w_step : fallback.value_or(0);
 }
 

@@ -4,7 +4,11 @@
 // (TRL/transformers log `train/global_step` with every call; once seen, rows without it keep the last one), else
 // W&B's own `_step` (the history row index, or the step passed to wandb.log), else the caller's fallback. The
 // trainer's step is preferred because it is the step that the trainer's other logs (TensorBoard, JSONL, the console)
-// use, so runs read from different backends line up. Wall time: `_timestamp` (Unix seconds). Metrics: numeric items
+// use, so runs read from different backends line up. A trainer's step that stays at its first value while `_step`
+// advances over STUCK_ROWS rows is no step axis (TRL 0.9's PPOv2Trainer logs train/global_step = 0 with every row):
+// `_step` is the step from then on; rows before it keep their points at the trainer's value, except while that value
+// is 0 (no optimizer step taken yet), where `_step` dates them too. A trainer step that repeats for a row or two is
+// normal (an evaluation logged at the step of the training row before it). Wall time: `_timestamp` (Unix seconds). Metrics: numeric items
 // whose name the dictionary does not give another role, except W&B's own fields (`_runtime`, `_wandb`, ...).
 #pragma once
 
@@ -30,13 +34,22 @@ class WandbRowSteps {
   int64_t step(std::span<const WandbItem> items, std::optional<int64_t> fallback, double& wall_time);
   bool is_metric(std::string_view key) const;
   // Where the steps come from, for a reader's description.
-  std::string source() const { return trainer_step_ ? trainer_step_key_ : "_step"; }
+  std::string source() const {
+    if (stuck_) return "_step (" + trainer_step_key_ + " stayed at " + std::to_string(first_trainer_step_) + ")";
+    return trainer_step_ ? trainer_step_key_ : "_step";
+  }
 
  private:
+  static constexpr int STUCK_ROWS = 3;
   const MetricDictionary& dictionary_;
   bool trainer_step_ = false;
   std::string trainer_step_key_;
   int64_t last_trainer_step_ = 0;
+  int64_t first_trainer_step_ = 0;
+  bool trainer_moved_ = false;
+  int stalled_rows_ = 0;  // rows whose trainer step was still its first value while `_step` advanced
+  bool stuck_ = false;
+  std::optional<int64_t> last_w_step_;
 };
 
 }  // namespace rldk::io
