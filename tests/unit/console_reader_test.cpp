@@ -372,6 +372,18 @@ TEST(ConsoleTable, MarkdownAndColabTables) {
   }
 }
 
+// A notebook that ran a 2-step smoke test and then the real run shows two tables under the same header: the second
+// is another run (its first row differs), read as a restart, not a re-print whose rows were seen already.
+TEST(ConsoleTable, TheSameHeaderWithAnotherFirstRowIsANewRun) {
+  ReadOutput out = read_text(
+      "Step | Training Loss | reward\n1 | 0.010 | 1.24\n2 | 0.020 | 1.50\n\n"
+      "Step | Training Loss | reward\n1 | 0.030 | 3.12\n2 | 0.040 | 3.20\n3 | 0.050 | 3.30\n",
+      "notebook.txt");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "reward/mean", {1, 2, 1, 2, 3}, {1.24, 1.5, 3.12, 3.2, 3.3})) << names_of(run);
+  EXPECT_EQ(run.segments.size(), 2u);
+}
+
 TEST(ConsoleTable, NoLogAndEmptyCellsAreMissing) {
   ReadOutput out = read_text(
       "Step\tTraining Loss\tValidation Loss\n"

@@ -118,6 +118,11 @@ class TableLines {
   bool active_ = false;   // rows are being read
   int64_t row_index_ = 0;
   std::optional<int64_t> last_step_;  // of the rows of this header (a re-printed table repeats earlier rows)
+  // The current table's first row. The same header again is a re-print when its first row is this one, and a new
+  // run's table (a smoke test of 5 steps, then the real run) when it is not.
+  std::vector<std::string> first_row_;
+  bool first_row_next_ = false;  // the next row is the first of its table
+  bool header_repeated_ = false;  // ... of a table under the same header as the table before it
   std::vector<std::string_view> cells_;
 };
 

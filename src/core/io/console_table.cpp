@@ -7,6 +7,8 @@
 // ("Training Loss") so that the metric dictionary can alias them, except that " / " is the "/" of the logged name
 // ("rewards / correctness_reward_func"). "No log" and
 // empty cells are missing values, not errors.
+#include <algorithm>
+
 #include "io/console_shapes.h"
 
 namespace rldk::io::console {
@@ -62,11 +64,14 @@ Match TableLines::line(std::string_view s, FlatRecord& record, const MetricDicti
     if (pending_) {
       pending_ = false;
       active_ = true;
-      // A notebook re-prints its table as rows arrive: the same header again continues the same table.
-      if (header_ != previous_header_) {
+      // A notebook re-prints its table as rows arrive: the same header again continues the same table, unless its
+      // first row differs (checked in row()).
+      header_repeated_ = header_ == previous_header_;
+      if (!header_repeated_) {
         last_step_.reset();
         row_index_ = 0;
       }
+      first_row_next_ = true;
       previous_header_ = header_;
     }
     Match match = Match::of(Match::Kind::consumed);
@@ -121,6 +126,16 @@ bool TableLines::is_row(const std::vector<std::string_view>& cells) const {
 
 // Reads a row (see is_row) into `record`; fills `match` (a re-printed row is consumed, not a record).
 bool TableLines::row(const std::vector<std::string_view>& cells, FlatRecord& record, Match& match) {
+  if (first_row_next_ && is_row(cells)) {
+    first_row_next_ = false;
+    bool same_first_row = header_repeated_ && cells.size() == first_row_.size() &&
+                          std::equal(cells.begin(), cells.end(), first_row_.begin());
+    if (header_repeated_ && !same_first_row) {  // another run's table: its steps start over (a restart)
+      last_step_.reset();
+      row_index_ = 0;
+    }
+    if (!same_first_row) first_row_.assign(cells.begin(), cells.end());
+  }
   record.clear();
   int64_t step = 0;
   size_t numbers = 0;
