@@ -617,24 +617,30 @@ TEST(Scan, ProgressSeesARewardThatRoseInsideTheFirstQuarter) {
   EXPECT_EQ(stuck[0].severity, Severity::warning);
 }
 
-// Reward functions that never paid out are named together in one note over the steps they were logged; one that
-// paid once did pay; a run that logs no per-function reward lists the detector as not run.
+// Reward functions that never paid out (0 throughout, or only a penalty) are named together in one note over the steps
+// they were logged; one that paid once did pay; a run that logs no per-function reward lists the detector as not run.
 TEST(Scan, RewardFunctionsThatNeverPaidAreNamedTogether) {
   const DetectorSpec* spec = builtin_detector_catalog().find("reward_component_never_paid");
   ASSERT_NE(spec, nullptr);
-  std::vector<double> zeros(30, 0.0), paid_once(30, 0.0), shaping;
+  std::vector<double> zeros(30, 0.0), paid_once(30, 0.0), shaping, penalty(30, 0.0), penalty_then_paid;
   paid_once[17] = 0.5;
   for (int i = 0; i < 30; ++i) shaping.push_back(0.05 + 0.01 * (i % 4));
+  for (int i = 0; i < 30; i += 3) penalty[i] = -0.1 * (i % 7);
+  penalty_then_paid = penalty;
+  penalty_then_paid[29] = 0.25;
   auto found = run_detector_on_values(*spec, {{"rewards/correctness_reward_func", zeros},
                                               {"rewards/int_reward_func", zeros},
                                               {"rewards/strict_format_reward_func", paid_once},
-                                              {"rewards/xmlcount_reward_func", shaping}});
+                                              {"rewards/xmlcount_reward_func", shaping},
+                                              {"rewards/wordle_reward_func", penalty},
+                                              {"rewards/answer_reward_func", penalty_then_paid}});
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].severity, Severity::info);
   EXPECT_EQ(found[0].onset_step, 1);
   EXPECT_EQ(found[0].end_step, 30);
-  EXPECT_EQ(found[0].evidence.at("metrics_affected"), 2);
-  EXPECT_NE(found[0].explanation.find("rewards/correctness_reward_func, rewards/int_reward_func."), std::string::npos)
+  EXPECT_EQ(found[0].evidence.at("metrics_affected"), 3);
+  EXPECT_NE(found[0].explanation.find("rewards/correctness_reward_func, rewards/int_reward_func, rewards/wordle_reward_func."),
+            std::string::npos)
       << found[0].explanation;
   DetectorCatalog one;
   one.detectors.push_back(*spec);

@@ -44,11 +44,11 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
                         "min_late_share", "min_end"}},
       {"drawdown", {"smooth", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
       {"rebound", {"smooth", "min_ratio", "min_rise", "min_sigma", "min_points", "max_gap", "history"}},
-      {"constant", {"min_points", "max_spread", "relative_spread"}},
+      {"constant", {"min_points", "max_spread", "relative_spread", "alarm_points"}},
       {"floor", {"min_points", "min_share", "min_before", "min_drop", "max_spread", "relative_spread"}},
       {"ceiling", {"min_points", "min_share"}},
       {"non_finite", {}},
-      {"zero_throughout", {"min_points"}},
+      {"never_positive", {"min_points"}},
   };
   return table;
 }
@@ -61,6 +61,7 @@ const std::map<std::string, double>& point_count_floors() {
   static const std::map<std::string, double> floors = {
       {"warmup", 20},         {"reference_points", 20}, {"proxy_reference_points", 20}, {"window", 20},
       {"reference_skip", 0},  {"rearm_after", 10},      {"min_points", 5},              {"smooth_window", 5},
+      {"alarm_points", 5},
   };
   return floors;
 }
@@ -273,6 +274,6 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
   return it == factories.end() ? nullptr : it->second(spec);  // judged_over_metrics kinds: the scan driver's own
 }
 
-bool judged_over_metrics(const std::string& kind) { return kind == "non_finite" || kind == "zero_throughout"; }
+bool judged_over_metrics(const std::string& kind) { return kind == "non_finite" || kind == "never_positive"; }
 
 }  // namespace rldk::detect

@@ -79,7 +79,7 @@ const std::vector<std::string>& detector_kinds();
 
 std::unique_ptr<Detector> make_detector(const DetectorSpec& spec);
 // Kinds the scan driver judges itself, from whole-run facts it keeps for every metric, over every metric
-// (non_finite) or a family of them by name (zero_throughout): no Detector instance, and no live rule.
+// (non_finite) or a family of them by name (never_positive): no Detector instance, and no live rule.
 bool judged_over_metrics(const std::string& kind);
 
 // Makes a finding less severe because the run's own course or settings explain it, and says why: `because` (a

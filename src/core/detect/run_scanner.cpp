@@ -91,9 +91,9 @@ struct RunScanner::Metric {
   int64_t first_non_finite_step = 0, stretch_end_step = 0;
   double first_non_finite_value = 0, last_finite_value = NOT_A_NUMBER;
   uint64_t stretch_points = 0;
-  // Finite points, all of them exactly 0 so far, and the steps of the first and last (zero_throughout).
+  // Finite points, none of them above 0 so far, and the steps of the first and last (never_positive).
   uint64_t finite_points = 0;
-  bool all_zero = true;
+  bool never_positive = true;
   int64_t first_finite_step = 0, last_finite_step = 0;
   std::unique_ptr<stats::MedianSketch> magnitudes;  // |value|, kept for the loss metrics only
   std::unique_ptr<stats::StepEnvelope> envelope;    // with ScanOptions::chart_points
@@ -128,7 +128,7 @@ void RunScanner::Metric::record(int64_t step, double value, size_t edge_points) 
     if (finite_points++ == 0) first_finite_step = last_finite_step = step;
     first_finite_step = std::min(first_finite_step, step);  // a restart logs lower steps again
     last_finite_step = std::max(last_finite_step, step);
-    all_zero = all_zero && value == 0;
+    never_positive = never_positive && value <= 0;
   }
   previous = value;
   if (magnitudes) magnitudes->add(std::fabs(value));
@@ -427,13 +427,13 @@ static bool in_family(std::string_view name, const std::vector<std::string>& fam
   });
 }
 
-// The metrics of a family (the detector's first input: names or prefixes) that were exactly 0 at every one of
-// their finite points, at least min_points of them: one finding naming them all, dated from the first point. A
+// The metrics of a family (the detector's first input: names or prefixes) that were never above 0 at any of their
+// finite points, at least min_points of them: one finding naming them all, dated from the first point. A
 // per-function reward column that never paid out (a correctness check no answer passed, a format regex that never
-// matched) gave the policy nothing to learn from, whatever the total reward did. A spread (a name ending in "std")
-// is skipped: a component that pays every completion alike has a spread of 0 and still pays. False when the run
-// logs no metric of the family (the detector is then listed as skipped).
-bool RunScanner::report_zero_throughout(const DetectorSpec& spec, std::vector<Finding>& out) const {
+// matched: 0 throughout, or only its penalties) gave the policy nothing to learn from, whatever the total reward
+// did. A spread (a name ending in "std") is skipped: a component that pays every completion alike has a spread of 0
+// and still pays. False when the run logs no metric of the family (the detector is then listed as skipped).
+bool RunScanner::report_never_positive(const DetectorSpec& spec, std::vector<Finding>& out) const {
   // Point counts are optimizer steps, as every detector's (for_logging_interval).
   auto min_points = static_cast<uint64_t>(std::max(1.0, for_logging_interval(spec, interval_).param("min_points", 10)));
   std::vector<const Metric*> silent;
@@ -441,7 +441,7 @@ bool RunScanner::report_zero_throughout(const DetectorSpec& spec, std::vector<Fi
   for (const Metric& m : metrics_) {
     if (!in_family(m.name, spec.inputs.front().second) || std::string_view(m.name).ends_with("std")) continue;
     any = true;
-    if (m.finite_points >= min_points && m.all_zero) silent.push_back(&m);
+    if (m.finite_points >= min_points && m.never_positive) silent.push_back(&m);
   }
   if (silent.empty()) return any;
   std::sort(silent.begin(), silent.end(), [](const Metric* a, const Metric* b) { return a->name < b->name; });
@@ -601,7 +601,7 @@ RunScan RunScanner::finish() {
         continue;
       }
       report_non_finite(spec, scan.findings);
-    } else if (!report_zero_throughout(spec, scan.findings)) {
+    } else if (!report_never_positive(spec, scan.findings)) {
       skipped.push_back({i, {spec.id, "missing metric " + spec.inputs.front().second.front()}});
       continue;
     }

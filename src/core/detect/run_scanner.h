@@ -60,7 +60,7 @@ class RunScanner {
   void feed_restart();
   void flush();
   void report_non_finite(const DetectorSpec& spec, std::vector<Finding>& out) const;
-  bool report_zero_throughout(const DetectorSpec& spec, std::vector<Finding>& out) const;
+  bool report_never_positive(const DetectorSpec& spec, std::vector<Finding>& out) const;
   void explain_grpo_loss(RunScan& scan) const;
   void explain_nothing_judged(RunScan& scan, const std::set<std::string>& areas_checked) const;
   const Metric* find(const std::string& name) const;
