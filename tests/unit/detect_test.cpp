@@ -911,6 +911,26 @@ TEST(Scan, EntropyRiseIsOneSeverityLowerWithAnEntropyBonus) {
   EXPECT_EQ(severity_with(nullptr).detector, "entropy_above_start");
 }
 
+// A KL that crossed its bound, fell back under it for a few steps without ever returning to where it began, and
+// crossed again for longer is one failure going on: the scan reports it once, running to the second stretch's end
+// and saying so (the second episode used to be folded into the first and its 50 steps went unmentioned).
+TEST(Scan, AFailureThatCrossesItsBoundAgainRunsToItsLastEpisode) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_above_range");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> kl;
+  for (int i = 0; i < 10; ++i) kl.push_back(0.01 * i);               // steps 1-10: rising from 0
+  for (int i = 0; i < 10; ++i) kl.push_back(0.45);                   // 11-20: above 0.3
+  for (int i = 0; i < 10; ++i) kl.push_back(0.22);                   // 21-30: back under, not back to the start
+  for (int i = 0; i < 30; ++i) kl.push_back(i % 2 ? 0.42 : 0.48);    // 31-60: above again
+  auto found = scan_with(*spec, one_metric_run("policy/kl", steps_from_1(60), kl));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_LE(found[0].onset_step, 11);
+  EXPECT_EQ(found[0].end_step, 60);
+  EXPECT_NE(found[0].explanation.find("It went on through step 60 (kl_above_range again from step 31)."),
+            std::string::npos)
+      << found[0].explanation;
+}
+
 TEST(Scan, RestartResetsInsteadOfAlarming) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

@@ -45,21 +45,40 @@ double alarm_step(const Finding& f) {
 // judged at the end, the more severe one, the more specific diagnosis), at the highest severity any of them gave,
 // with the others named in its evidence. Unless one of them was eased and another not: what the run's own course
 // explains (the reward rose, a setting pushes for it, it recovered) holds for the episode whichever detector saw
-// it, so the episode is reported at the eased finding's severity, and its text says why.
+// it, so the episode is reported at the eased finding's severity, and its text says why. The episode lasts as long as
+// any of them: a KL back under its bound for a few steps, but never back to where it began, that crosses again is
+// the same failure going on (its second episode is dated back to the first one's onset), and the finding runs to its
+// end and says so. Whether a later finding overlaps is judged on the kept finding's own range, so a lengthened one
+// does not take in findings its own episode never met.
 void merge_same_fault(std::vector<Finding>& findings) {
   std::vector<Finding> kept;
+  // Per kept finding: its own end (the overlap test and alarm_step read the finding as its detector reported it),
+  // and the furthest end of what was merged into it, with the words that say so, applied once all are merged.
+  struct Extent {
+    int64_t own_end;
+    int64_t runs_to;
+    std::string how;
+  };
+  std::vector<Extent> extents;
   for (auto& f : findings) {
-    auto same = std::find_if(kept.begin(), kept.end(), [&](const Finding& k) {
-      return k.fault == f.fault && f.onset_step <= k.end_step && k.onset_step <= f.end_step;
-    });
-    if (same == kept.end()) {
+    size_t same = 0;
+    while (same < kept.size() && !(kept[same].fault == f.fault && f.onset_step <= extents[same].own_end &&
+                                   kept[same].onset_step <= f.end_step)) {
+      ++same;
+    }
+    if (same == kept.size()) {
+      extents.push_back({f.end_step, f.end_step, {}});
       kept.push_back(std::move(f));
       continue;
     }
-    Finding* first = &*same;
+    Finding* first = &kept[same];
     Finding* other = &f;
-    double alarm = alarm_step(f), kept_alarm = alarm_step(*same);
-    if (alarm < kept_alarm || (alarm == kept_alarm && f.severity > same->severity)) std::swap(*same, f);
+    Extent& extent = extents[same];
+    double alarm = alarm_step(f), kept_alarm = alarm_step(*first);
+    if (alarm < kept_alarm || (alarm == kept_alarm && f.severity > first->severity)) {
+      std::swap(*first, f);
+      extent.own_end = first->end_step;
+    }
     bool first_eased = !first->eased_because.empty(), other_eased = !other->eased_because.empty();
     if (first_eased == other_eased) {
       first->severity = std::max(first->severity, other->severity);
@@ -69,6 +88,19 @@ void merge_same_fault(std::vector<Finding>& findings) {
       first->severity = other->severity;
     }  // else the first was eased and keeps its severity
     first->evidence["also_" + other->detector + "_onset"] = static_cast<double>(other->onset_step);
+    if (other->end_step > extent.runs_to) {
+      auto crossed = other->evidence.find("beyond_step");
+      int64_t from = crossed != other->evidence.end() && std::isfinite(crossed->second)
+                         ? static_cast<int64_t>(crossed->second) : other->onset_step;
+      extent.runs_to = other->end_step;
+      extent.how = other->detector + (other->detector == first->detector ? " again" : "") + " from step " +
+                   std::to_string(std::max(from, first->onset_step));
+    }
+  }
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (extents[i].runs_to <= kept[i].end_step) continue;
+    kept[i].explanation += " It went on through step " + std::to_string(extents[i].runs_to) + " (" + extents[i].how + ").";
+    kept[i].end_step = extents[i].runs_to;
   }
   // Swaps may have moved a later onset into an earlier slot: keep the findings ordered by onset.
   std::stable_sort(kept.begin(), kept.end(), [](const Finding& a, const Finding& b) {
