@@ -78,6 +78,8 @@ void merge_same_fault(std::vector<Finding>& findings) {
     if (alarm < kept_alarm || (alarm == kept_alarm && f.severity > first->severity)) {
       std::swap(*first, f);
       extent.own_end = first->end_step;
+      // Nothing merged so far ran past the finding now displaced: its own end is measured like any other's below.
+      if (extent.how.empty()) extent.runs_to = first->end_step;
     }
     bool first_eased = !first->eased_because.empty(), other_eased = !other->eased_because.empty();
     if (first_eased == other_eased) {
@@ -93,8 +95,9 @@ void merge_same_fault(std::vector<Finding>& findings) {
       int64_t from = crossed != other->evidence.end() && std::isfinite(crossed->second)
                          ? static_cast<int64_t>(crossed->second) : other->onset_step;
       extent.runs_to = other->end_step;
-      extent.how = other->detector + (other->detector == first->detector ? " again" : "") + " from step " +
-                   std::to_string(std::max(from, first->onset_step));
+      // From where the other one saw it beyond the first's own end; one dated back over it reads "again", no step.
+      extent.how = other->detector + (other->detector == first->detector ? " again" : "") +
+                   (from > extent.own_end ? " from step " + std::to_string(from) : "");
     }
   }
   for (size_t i = 0; i < kept.size(); ++i) {
