@@ -931,6 +931,20 @@ TEST(Scan, AFailureThatCrossesItsBoundAgainRunsToItsLastEpisode) {
       << found[0].explanation;
 }
 
+// A gradient norm that fell from 8 to 0.1 and came back to 2 rose 20x against where it had fallen, but stays below
+// where the run started: a recovery, not an explosion. The same rise from a start of 0.5 is one.
+TEST(Scan, GradientExplosionMustAlsoPassTheRunsStart) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("grad_explosion");
+  ASSERT_NE(spec, nullptr);
+  auto norms = [](double start) {
+    return noisy_levels(200, 7, [start](int i) { return i < 20 ? start : i < 120 ? 0.1 : 2.0; });
+  };
+  EXPECT_TRUE(scan_with(*spec, one_metric_run("policy/grad_norm", steps_from_1(200), norms(8.0))).empty());
+  auto found = scan_with(*spec, one_metric_run("policy/grad_norm", steps_from_1(200), norms(0.5)));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(found[0].onset_step), 121, 3);
+}
+
 TEST(Scan, RestartResetsInsteadOfAlarming) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);
@@ -1060,6 +1074,8 @@ TEST(Scan, TemplateFilling) {
   EXPECT_EQ(fill_template("{metric} at {step} is {v:.3g} ({r:.1%}) {unknown}", {{"step", 12}, {"v", 0.123456}, {"r", 0.5}},
                           {{"metric", "policy/kl"}}),
             "policy/kl at 12 is 0.123 (50.0%) {unknown}");
+  // A ratio over a vanished level is no wall of digits.
+  EXPECT_EQ(fill_template("{r:.1f}x, {p:.0%}", {{"r", 3.1e24}, {"p", 12345.0}}, {}), "3.1e+24x, 1.23e+06%");
 }
 
 TEST(Scan, JsonDocumentShape) {

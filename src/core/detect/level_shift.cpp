@@ -29,6 +29,10 @@ namespace {
 // early episode; min_points such points in a row are a shift, reported when a point falls back or after `warmup`
 // points, when the warm-up starts again from the new level. Fewer are an excursion, not a shift (spikes are
 // another detector's).
+//
+// With `beyond_start: yes`, a shift is reported only when its level is also beyond where the run started (the median
+// of its first START_POINTS values): a gradient norm that fell from 8 to 0.1 and came back to 2 rose 12x against
+// the level it had fallen to, but it is a recovery, not an explosion.
 class LevelShift : public Detector {
  public:
   explicit LevelShift(const DetectorSpec& s) : Detector(s) {
@@ -48,6 +52,7 @@ class LevelShift : public Detector {
     sign_ = direction_sign(s);
     log_ = s.option("transform", "none") == "log";
     ramp_onset_ = s.option("onset", "shift") == "ramp";
+    beyond_start_ = s.option("beyond_start", "no") == "yes";
     lookback_.configure(LOOKBACK);
     recent_.configure(LOOKBACK);
     warm_tail_.configure(PRE_ONSET_POINTS);
@@ -72,6 +77,7 @@ class LevelShift : public Detector {
     if (log_ && sign_ > 0 && !(raw > 0)) return;
     double v = transformed(log_, raw);
     if (std::isnan(v)) return;
+    if (firsts_.size() < START_POINTS) firsts_.push_back(v);
     if (pending_) follow_pending(step, v);
     if (!ref_.armed()) {
       if (early_min_change_ > 0 && (early_.open || ref_.warmed() >= EARLY_POINTS) && observe_early(step, raw, v)) {
@@ -201,6 +207,10 @@ class LevelShift : public Detector {
     // shift. The episode's mean level must also be half the change away from the level the metric actually had
     // just before the onset.
     if (std::isfinite(before) && !(episode_side_ * (transformed(log_, level) - before) >= 0.5 * min_change_)) return;
+    if (beyond_start_ && !firsts_.empty()) {
+      std::vector<double> firsts(firsts_);
+      if (!(episode_side_ * (transformed(log_, level) - stats::median_in_place(firsts)) > 0)) return;
+    }
     double sigma = scale_;
     // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
     // 2k reference sigmas is that, not a shift of the size the detector is tuned for (2 sigma and more).
@@ -377,6 +387,10 @@ class LevelShift : public Detector {
   std::vector<double> episode_z_;
   // With `onset: ramp`: the episode's points (working units), for the flat-then-linear fit of its start.
   bool ramp_onset_ = false;
+  // With `beyond_start: yes`: the run's first values (working units), whose median a shift must pass.
+  static constexpr size_t START_POINTS = 5;
+  bool beyond_start_ = false;
+  std::vector<double> firsts_;
   double ramp_level_ = NaN, ramp_before_ = NaN;
   std::vector<std::pair<int64_t, double>> episode_values_;
   // A judged finding of a re-armed detector, held while the shift lasts.

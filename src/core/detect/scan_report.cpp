@@ -10,12 +10,21 @@
 namespace rldk {
 namespace {
 
+// Beyond this magnitude a fixed-point number is a wall of digits ("3095209181183996778774528.0x its recent
+// level"): it is written with three significant digits instead (3.1e+24x).
+constexpr double FIXED_POINT_LIMIT = 1e6;
+
 // Numbers in explanations: %g-style with the template's precision, integers without a fraction.
 std::string format_number(double v, const std::string& spec) {
   char buf[64];
   if (!std::isfinite(v)) return std::isnan(v) ? "NaN" : (v > 0 ? "inf" : "-inf");
   if (spec.size() >= 3 && spec[0] == '.' && (spec.back() == 'g' || spec.back() == 'f' || spec.back() == '%')) {
     int precision = std::atoi(spec.c_str() + 1);
+    double shown = spec.back() == '%' ? v * 100.0 : v;
+    if (spec.back() != 'g' && std::fabs(shown) >= FIXED_POINT_LIMIT) {
+      std::snprintf(buf, sizeof buf, spec.back() == '%' ? "%.3g%%" : "%.3g", shown);
+      return buf;
+    }
     if (spec.back() == '%') {
       std::snprintf(buf, sizeof buf, "%.*f%%", precision, v * 100.0);
     } else {
