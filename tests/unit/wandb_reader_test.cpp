@@ -165,6 +165,18 @@ TEST(WandbReader, ATrainerStepStuckAtItsFirstValueGivesWayToUnderscoreStep) {
   ASSERT_EQ(out.runs.size(), 1u);
   EXPECT_EQ(out.runs.front().series.at("train/loss").steps, (std::vector<int64_t>{10, 10, 20, 20, 20, 20}));
 
+  LogWriter evals_at_start;  // four evaluation sets before training, all at step 0: no stuck step
+  for (int i = 0; i < 4; ++i) {
+    evals_at_start.add(history({{"eval/loss", std::to_string(0.5 + 0.1 * i)}, {"train/global_step", "0"}, {"_step", std::to_string(i)}}));
+  }
+  for (int i = 1; i <= 3; ++i) {
+    evals_at_start.add(history({{"train/loss", "0.4"}, {"train/global_step", std::to_string(10 * i)}, {"_step", std::to_string(3 + i)}}));
+  }
+  out = read_text(evals_at_start.bytes(), "run-e.wandb");
+  ASSERT_EQ(out.runs.size(), 1u);
+  EXPECT_EQ(out.runs.front().series.at("eval/loss").steps, (std::vector<int64_t>{0, 0, 0, 0}));
+  EXPECT_EQ(out.runs.front().series.at("train/loss").steps, (std::vector<int64_t>{10, 20, 30}));
+
   LogWriter stuck_at_one;  // stuck at a step other than 0: the rows before the switch keep it
   for (int i = 0; i < 5; ++i) {
     stuck_at_one.add(history({{"loss", std::to_string(0.1 * i)}, {"train/global_step", "1"}, {"_step", std::to_string(i)}}));

@@ -6,12 +6,27 @@
 
 namespace rldk::io {
 
+namespace {
+
+// An evaluation's keys: rows of them may repeat the training step they were logged at as often as there are
+// evaluation sets.
+bool evaluation_key(std::string_view key) {
+  for (std::string_view prefix : {"eval/", "eval_", "test/", "test_"}) {
+    if (key.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int64_t> fallback, double& wall_time) {
   std::optional<int64_t> w_step, trainer;
+  bool training_row = false;  // the row holds a metric that is not an evaluation's
   wall_time = NAN;
   for (const WandbItem& it : items) {
     FieldRole role = dictionary_.role_of(it.key);
     int64_t s = 0;
+    if (role == FieldRole::metric && is_metric(it.key) && !evaluation_key(it.key)) training_row = true;
     if (role == FieldRole::time && it.key == "_timestamp") {
       wall_time = it.value;
     } else if (role == FieldRole::step && step_from_number(it.value, s)) {
@@ -27,7 +42,8 @@ int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int6
       first_trainer_step_ = *trainer;
     } else if (!trainer_moved_ && *trainer != first_trainer_step_) {
       trainer_moved_ = true;
-    } else if (!trainer_moved_ && w_step && last_w_step_ && *w_step > *last_w_step_ && ++stalled_rows_ >= STUCK_ROWS) {
+    } else if (!trainer_moved_ && training_row && w_step && last_w_step_ && *w_step > *last_w_step_ &&
+               ++stalled_rows_ >= STUCK_ROWS) {
       stuck_ = true;
     }
     trainer_step_ = true;
@@ -35,9 +51,9 @@ int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int6
   }
   if (w_step) last_w_step_ = w_step;
   if (stuck_) return w_step ? *w_step : fallback.value_or(last_trainer_step_);
-  // Before the trainer's step first moves from 0, no optimizer step has been taken: `_step` dates those rows as well
-  // (an evaluation before training is at 0 either way), and a trainer step stuck at 0 loses none of them.
-  if (trainer_step_ && !trainer_moved_ && first_trainer_step_ == 0 && w_step) return *w_step;
+  // Before the trainer's step first moves from 0, no optimizer step has been taken: `_step` dates those training rows
+  // as well, and a trainer step stuck at 0 loses none of them. Evaluations before training stay at 0.
+  if (trainer_step_ && !trainer_moved_ && first_trainer_step_ == 0 && training_row && w_step) return *w_step;
   return trainer_step_ ? last_trainer_step_ : w_step ? *w_step : fallback.value_or(0);
 }
 

@@ -5,7 +5,7 @@
 // W&B's own `_step` (the history row index, or the step passed to wandb.log), else the caller's fallback. The
 // trainer's step is preferred because it is the step that the trainer's other logs (TensorBoard, JSONL, the console)
 // use, so runs read from different backends line up. A trainer's step that stays at its first value while `_step`
-// advances over STUCK_ROWS rows is no step axis (TRL 0.9's PPOv2Trainer logs train/global_step = 0 with every row):
+// advances over STUCK_ROWS training rows (rows of evaluation metrics repeat a step once per evaluation set) is no step axis (TRL 0.9's PPOv2Trainer logs train/global_step = 0 with every row):
 // `_step` is the step from then on; rows before it keep their points at the trainer's value, except while that value
 // is 0 (no optimizer step taken yet), where `_step` dates them too. A trainer step that repeats for a row or two is
 // normal (an evaluation logged at the step of the training row before it). Wall time: `_timestamp` (Unix seconds). Metrics: numeric items
