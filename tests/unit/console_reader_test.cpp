@@ -231,6 +231,22 @@ TEST(ConsoleHf, ValuesPrintedAsStrings) {
   EXPECT_TRUE(has_series(run, "perf/num_tokens", {4, 8}, {13360.0, 20290.0}));
 }
 
+// A label that says its dict holds the training statistics (HALOs: "train stats after 64 examples: {...}", every
+// value a string, the step in counters/updates) is read by the dict's own step; an evaluation's label stays out.
+TEST(ConsoleHf, ALabelSayingTrainingStatsIsNoConfig) {
+  ReadOutput out = read_text(
+      "train stats after 64 examples: {'rewards_train/margins': '0', 'loss/train': '0.69141', 'grad_norm': '0', "
+      "'counters/examples': 64, 'counters/updates': 4}\n"
+      "eval after 64: {'rewards_eval/margins': '0', 'loss/eval': '0.69141'}\n"
+      "train stats after 128 examples: {'rewards_train/margins': '0', 'loss/train': '0.69141', 'grad_norm': '0', "
+      "'counters/examples': 128, 'counters/updates': 8}\n",
+      "halos.txt");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {4, 8}, {0.69141, 0.69141})) << names_of(run);
+  EXPECT_TRUE(has_series(run, "pref/reward_margin", {4, 8}, {0.0, 0.0}));
+  EXPECT_EQ(run.series.count("loss/eval"), 0u);
+}
+
 // ---------------------------------------------------------------- config, environment and summary lines
 
 struct NotMetricsCase {

@@ -194,9 +194,32 @@ bool DictLines::is_config(const FlatRecord& record) {
   return numbers == 0;
 }
 
+namespace {
+
+// A label that says its dict is the training metrics ("train stats after 64 examples:", HALOs' per-batch line):
+// the dict is judged as a bare one, by its own fields (its step key). One that names an evaluation stays a label.
+bool labels_training_metrics(std::string_view prefix) {
+  std::string lower;
+  for (char c : prefix) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  auto has_word = [&](std::string_view word) {
+    for (size_t at = lower.find(word); at != std::string::npos; at = lower.find(word, at + 1)) {
+      bool starts = at == 0 || !is_letter(lower[at - 1]);
+      bool ends = at + word.size() == lower.size() || !is_letter(lower[at + word.size()]);
+      if (starts && ends) return true;
+    }
+    return false;
+  };
+  for (std::string_view word : {"eval", "evaluation", "valid", "validation", "test"}) {
+    if (has_word(word)) return false;
+  }
+  return has_word("stats") || has_word("statistics") || has_word("metrics");
+}
+
+}  // namespace
+
 // What stands before a dict: a tqdm bar or log decoration (timestamps, levels, [brackets], file:line, logger names)
-// leaves a bare dict; a step word gives its step; any other word labels it as something other than metrics
-// ("Critic overriding config", "Model config:").
+// leaves a bare dict, and so does a label that says it holds the training metrics; a step word gives its step; any
+// other word labels it as something other than metrics ("Critic overriding config", "Model config:").
 DictLines::Prefix DictLines::classify_prefix(std::string_view prefix, int64_t& step) {
   prefix = trim(prefix);
   if (prefix.empty()) return Prefix::bare;
@@ -234,7 +257,7 @@ DictLines::Prefix DictLines::classify_prefix(std::string_view prefix, int64_t& s
         token.front() == '_' || token == "root") {
       continue;
     }
-    return Prefix::label;
+    return labels_training_metrics(prefix) ? Prefix::bare : Prefix::label;
   }
   return Prefix::bare;
 }
