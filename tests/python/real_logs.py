@@ -122,15 +122,19 @@ def stops_of(alerts):
     return [(a["step"], a["metric"], a["rule_id"]) for a in alerts if a["action"] == "stop"]
 
 
-def ingest(path):
-    """{canonical name: {step: value}} as `rldk ingest` writes it (the last value where a step repeats)."""
+def ingest(path, every=False):
+    """{canonical name: {step: value}} as `rldk ingest` writes it (the last value where a step repeats); with
+    every=True, {step: [values]}: a notebook with a smoke test and then the real run logs both at steps 1-5."""
     with tempfile.TemporaryDirectory() as out:
         target = pathlib.Path(out) / "run.jsonl"
         _run(["ingest", path, "-o", target], ok=(0,))
         values = {}
         for line in target.read_text().splitlines():
             event = json.loads(line)
-            values.setdefault(event["name"], {})[event["step"]] = event["value"]
+            if every:
+                values.setdefault(event["name"], {}).setdefault(event["step"], []).append(event["value"])
+            else:
+                values.setdefault(event["name"], {})[event["step"]] = event["value"]
     return values
 
 
@@ -155,17 +159,19 @@ def check_parse(case, doc, path):
             problems.append("first step %s, labeled %s" % (first, want["first_step"]))
         if "last_step" in want and last != want["last_step"]:
             problems.append("last step %s, labeled %s" % (last, want["last_step"]))
-    values = ingest(path) if want.get("metrics") else {}
+    values = ingest(path, every=True) if want.get("metrics") else {}
     for m in want.get("metrics") or []:
         name = raw_to_name.get(_raw(m)) or (m["canonical"] if m["canonical"] in run["metrics"] else None)
         if name is None:
             problems.append("metric %s not read" % m.get("raw", m["canonical"]))
             continue
         # Consoles print rounded values (TRL: 4 significant digits), labels may quote the exact ones.
-        got = values.get(name, {}).get(m["step"]) if "step" in m else None
+        # Where a log holds two runs (a restart), the labeled value is one of the values at its step.
+        got = values.get(name, {}).get(m["step"], []) if "step" in m else []
         want_value = float(m["value"])
-        same = got is not None and (math.isclose(got, want_value, rel_tol=1e-3, abs_tol=1e-12) or
-                                    (math.isnan(got) and math.isnan(want_value)))  # a logged NaN read as NaN
+        same = any(math.isclose(g, want_value, rel_tol=1e-3, abs_tol=1e-12) or
+                   (math.isnan(g) and math.isnan(want_value)) for g in got)  # a logged NaN read as NaN
+        got = got[0] if len(got) == 1 else (got or None)
         if "step" in m and not same:
             problems.append("%s at step %s: %s, labeled %s" % (m.get("raw", name), m["step"], got, m["value"]))
     return problems

@@ -43,6 +43,11 @@ KNOWN_GAPS = {
                      "groups are what that reward rate gives by chance, which the zero-variance detector discounts; "
                      "its episodes begin at 135",
     },
+    "trl_ppo_llama2_7b_base_hh_wandb_resp53_no_eos_truncation_no_signal": {
+        "no_signal": "the scores sit at the missing-EOS penalty (-1.06 to -0.96, mean -1.008) for 111 updates: a band "
+                     "ten times the constant-reward detector's, and no reward spread is logged; the truncation behind "
+                     "it is found at step 3",
+    },
     "trl_grpo_qwen35_9b_gsm8k_gate2_one_step_kl_spike_healthy": {
         "kl_above_range": "two consecutive points above 0.3 nats (0.37, then 17.8 at step 71, 0.13 at 72): what the "
                           "grpo_safe guard stops on, so the scan keeps it a warning (every stop is explained); the "
