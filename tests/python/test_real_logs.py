@@ -38,11 +38,6 @@ KNOWN_GAPS = {
                             "collapse detector's trend forecast (a scheduled decline is no collapse) until the fall "
                             "outruns it at step 80; it never stays under 10% of its start long enough for the bound",
     },
-    "trl_grpo_qwen25_7b_gsm8k_rho01_s43_reward_collapse_truncation": {
-        "no_signal": "from step 110 nearly every answer scores 0 (the reward collapsed, found at its onset): uniform "
-                     "groups are what that reward rate gives by chance, which the zero-variance detector discounts; "
-                     "its episodes begin at 135",
-    },
     "trl_ppo_llama2_7b_base_hh_wandb_resp53_no_eos_truncation_no_signal": {
         "no_signal": "the scores sit at the missing-EOS penalty (-1.06 to -0.96, mean -1.008) for 111 updates: a band "
                      "ten times the constant-reward detector's, and no reward spread is logged; the truncation behind "

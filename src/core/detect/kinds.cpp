@@ -36,7 +36,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"flat", {"reference_points", "window", "flat_ratio", "min_move_sigma", "min_scale", "min_points"}},
       {"heldout_decline", {"proxy_reference_points", "min_evals", "heldout_min_drop_sigma",
                            "proxy_min_rise_sigma", "min_points"}},
-      {"zero_variance_groups", {"group_size", "margin", "fallback_threshold", "min_points"}},
+      {"zero_variance_groups", {"group_size", "margin", "min_fraction", "fallback_threshold", "min_points"}},
       {"schedule_jump", {"jump_fraction", "smooth_window", "smooth_fraction"}},
       {"bound", {"min_points", "max_gap", "open_max_gap", "chance_rate", "start_points", "history", "onset_fraction",
                  "progress_min_sigma", "resolved_min_ratio", "critical_min_points"}},

@@ -75,13 +75,17 @@ class Threshold final : public Detector {
 // ------------------------------------------------------------------------------------------------ zero_variance_groups
 // GRPO learns nothing from a group whose rewards are all equal. With binary rewards at success rate p and groups of
 // G samples, a fraction p^G + (1-p)^G of groups is expected to be uniform by chance alone; the detector fires when
-// the logged fraction exceeds that by `margin` for min_points. When the reward mean is not a rate in [0, 1], the
+// the logged fraction exceeds that by `margin` for min_points. That chance level is a floor: prompts differ in
+// difficulty, and where many are solved every time or never (multiple-choice questions) 40-60 % of groups are uniform
+// in healthy runs at a reward rate of 0.6, against 2 % if every prompt were equally hard. So the fraction must also
+// pass min_fraction: most of the batch teaching nothing. When the reward mean is not a rate in [0, 1], the
 // expectation is unknown and the fraction is compared with fallback_threshold instead.
 class ZeroVarianceGroups final : public Detector {
  public:
   explicit ZeroVarianceGroups(const DetectorSpec& s) : Detector(s) {
     group_size_ = s.param("group_size", 8);
     margin_ = s.param("margin", 0.25);
+    min_fraction_ = s.param("min_fraction", 0.0);
     fallback_ = s.param("fallback_threshold", 0.9);
     sustained_.configure(static_cast<int64_t>(s.param("min_points", 5)), 0);
   }
@@ -92,7 +96,7 @@ class ZeroVarianceGroups final : public Detector {
     double expected = NaN, limit = fallback_;
     if (std::isfinite(rate) && rate >= 0 && rate <= 1) {
       expected = std::pow(rate, group_size_) + std::pow(1 - rate, group_size_);
-      limit = std::min(expected + margin_, 1.0 - 1e-9);
+      limit = std::min(std::max(expected + margin_, min_fraction_), 1.0 - 1e-9);
     }
     bool anomalous = frac > limit;
     if (anomalous) {
@@ -119,15 +123,17 @@ class ZeroVarianceGroups final : public Detector {
       double expected = expected_sum_ / counted_, rate = rate_sum_ / counted_;
       evidence["expected_fraction"] = expected;
       evidence["reward_rate"] = rate;
-      std::snprintf(clause, sizeof clause, "a reward rate of %.2f explains only %.0f%% (groups of %.0f)", rate,
-                    100 * expected, group_size_);
+      std::snprintf(clause, sizeof clause,
+                    "where a reward rate of %.2f would leave %.0f%% uniform if every prompt were equally hard (groups "
+                    "of %.0f)",
+                    rate, 100 * expected, group_size_);
     } else {
       std::snprintf(clause, sizeof clause, "above the %.0f%% that rldk treats as no signal when rewards are not a 0/1 rate",
                     100 * fallback_);
     }
     report(e.onset, e.end, e.peak_step, e.peak_value, std::move(evidence), {{"chance_clause", clause}});
   }
-  double group_size_, margin_, fallback_;
+  double group_size_, margin_, min_fraction_, fallback_;
   Sustained sustained_;
   double expected_sum_ = 0, rate_sum_ = 0;
   int64_t counted_ = 0;
