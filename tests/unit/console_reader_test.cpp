@@ -145,6 +145,22 @@ TEST(ConsoleHf, StepIsTheTrainingCounterBeforeTheDict) {
   EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
 }
 
+// A dataset map bar ("examples/s") left unfinished before training is no training counter: without a training bar
+// the dicts are numbered by log call, not dated by the map's 17,289 of 19,996 examples.
+TEST(ConsoleHf, ADatasetMapBarIsNoTrainingCounter) {
+  ReadOutput out = read_text(
+      "Map:  86%|########6 | 17257/19996 [01:20<00:12, 221.67 examples/s]\r"
+      "Map:  86%|########6 | 17289/19996 [01:20<00:12, 215.55 examples/s]\n"
+      "{'loss': 0.6931, 'grad_norm': 317.0, 'learning_rate': 6.7e-06, 'epoch': 0.0}\n"
+      "{'loss': 1.6982, 'grad_norm': 1116.7, 'learning_rate': 6.7e-05, 'epoch': 0.01}\n"
+      "{'loss': 7.1385, 'grad_norm': 11944.0, 'learning_rate': 0.000133, 'epoch': 0.02}\n",
+      "train.log");
+  const rldk::Run& run = only_run(out);
+  const auto& loss = run.series.at("train/loss");
+  ASSERT_EQ(loss.steps.size(), 3u);
+  EXPECT_LT(loss.steps.back(), 100) << "dated by the map bar";
+}
+
 TEST(ConsoleHf, ClosingSummaryGoesToMetaNotToTheLastStep) {
   ReadOutput out = read_text(TRL_GRPO_TERMINAL, "train.log");
   const rldk::Run& run = only_run(out);
