@@ -95,6 +95,16 @@ KNOWN_GAPS = {
                            "position adds -1 to the sum in that TRL version, -88 of 100 positions), a version's "
                            "artefact rather than a metric",
     },
+    "trl_dpo_mistral7b_instruct_snorkel_lr1e3_loss_divergence": {
+        "parse": "no tqdm counter, trainer banner or logging interval is printed and the dicts carry only a rounded "
+                 "epoch: read by log call (1..349); the labels infer logging_steps 10 (steps 1, 10, .., 3480) from "
+                 "the printed learning-rate schedule",
+    },
+    "halos_kto_llama2_7b_hh_lr2e5_reward_collapse": {
+        "reward_collapse": "the chosen implicit reward slides 0.36 -> -0.31 -> -1.06 -> -1.99 (window means) over the "
+                           "2 MB excerpt, meeting the chosen-reward bound of -2 only at its end; a KTO run logs no "
+                           "task reward for the reward-collapse detectors",
+    },
     "unsloth_grpo_llama3b_wandb_truncation": {
         "length_growth": "the length grows only 420 -> 512 (the cap); truncation is found from the first step and "
                          "a 20% growth is not a growth finding",
