@@ -933,6 +933,26 @@ TEST(Scan, AFailureThatCrossesItsBoundAgainRunsToItsLastEpisode) {
 
 // A gradient norm that fell from 8 to 0.1 and came back to 2 rose 20x against where it had fallen, but stays below
 // where the run started: a recovery, not an explosion. The same rise from a start of 0.5 is one.
+// A detector's episodes that follow one another within 2 % of the run are one failure going on: one finding that
+// runs to the last of them and counts them (a clipped fraction in and out of its bound 17 times over 12,000 steps
+// was 17 findings). Episodes further apart stay apart.
+TEST(Scan, NearEpisodesOfOneDetectorAreOneFinding) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("clip_fraction_high");
+  ASSERT_NE(spec, nullptr);
+  std::vector<double> clip;
+  for (int i = 0; i < 1000; ++i) {
+    bool high = (i >= 200 && i < 300) || (i >= 310 && i < 400) || (i >= 410 && i < 500) || (i >= 800 && i < 900);
+    clip.push_back(high ? 0.3 + 0.01 * (i % 3) : 0.05 + 0.01 * (i % 3));
+  }
+  auto found = scan_with(*spec, one_metric_run("policy/clip_frac", steps_from_1(1000), clip));
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].evidence.at("episodes"), 3);
+  EXPECT_GE(found[0].end_step, 495);
+  EXPECT_NE(found[0].explanation.find("2 more episodes of clip_fraction_high, the last from step"), std::string::npos)
+      << found[0].explanation;
+  EXPECT_EQ(found[1].evidence.count("episodes"), 0u);
+}
+
 TEST(Scan, GradientExplosionMustAlsoPassTheRunsStart) {
   const DetectorSpec* spec = builtin_detector_catalog().find("grad_explosion");
   ASSERT_NE(spec, nullptr);
