@@ -100,6 +100,10 @@ KNOWN_GAPS = {
                  "epoch: read by log call (1..349); the labels infer logging_steps 10 (steps 1, 10, .., 3480) from "
                  "the printed learning-rate schedule",
     },
+    "areal_grpo_qwen25_05b_gsm8k_h200_89st_healthy": {
+        "parse": "AReaL's StatsLogger prints each step's stats as a box-drawn grid of name/value cell pairs (4 pairs "
+                 "a row, about 80 names) after a `Train step N/M done.` line: no reader reads that layout yet",
+    },
     "halos_kto_llama2_7b_hh_lr2e5_reward_collapse": {
         "reward_collapse": "the chosen implicit reward slides 0.36 -> -0.31 -> -1.06 -> -1.99 (window means) over the "
                            "2 MB excerpt, meeting the chosen-reward bound of -2 only at its end; a KTO run logs no "
