@@ -186,7 +186,7 @@ def judge(case):
     try:
         doc = info(path)
     except RuntimeError as e:
-        row["parse"].append(str(e).splitlines()[0])
+        row["parse"].append(str(e).splitlines()[0].replace(str(ROOT) + "/", ""))  # no machine's path in the table
         return row
     row["parse"] = check_parse(case, doc, path)
     run = scan(path)
