@@ -430,6 +430,28 @@ TEST(ConsoleTable, NoLogAndEmptyCellsAreMissing) {
   EXPECT_EQ(out.detail, "console: progress table (3 lines, 2 metrics, step from the Step column)");
 }
 
+// AReaL's StatsLogger: a box-drawn grid of name/value pairs after each "Train step N/M done." line (behind a
+// container's time stamp); the grid is one record at that step. "Step 1/935" earlier on the line is the epoch's.
+TEST(ConsoleGrid, StatsGridIsOneRecordAtTheTrainStep) {
+  std::string text;
+  for (int step = 1; step <= 3; ++step) {
+    std::string n = std::to_string(step), ts = "2025-11-12T20:32:4" + n + ".8Z ";
+    text += ts + "20251112-20:32:41.821 StatsLogger INFO: Epoch 1/5 Step " + n + "/935 Train step " + std::to_string(step + 100) +
+            "/4675 done.\n";
+    text += ts + "\xe2\x95\x92\xe2\x95\x90\xe2\x95\x90\xe2\x95\xa4\xe2\x95\x90\xe2\x95\x90\xe2\x95\x95\n";
+    text += ts + "\xe2\x94\x82 grpo_actor/task_reward/avg \xe2\x94\x82 0." + n + " \xe2\x94\x82 grpo_actor/grad_norm \xe2\x94\x82  2.4167e+00 \xe2\x94\x82\n";
+    text += ts + "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80\xe2\x94\xbc\xe2\x94\x80\xe2\x94\x80\xe2\x94\xa4\n";
+    text += ts + "\xe2\x94\x82 grpo_actor/entropy/avg \xe2\x94\x82 -3.5e-01 \xe2\x94\x82  \xe2\x94\x82  \xe2\x94\x82\n";
+    text += ts + "\xe2\x95\x98\xe2\x95\x90\xe2\x95\x90\xe2\x95\xa7\xe2\x95\x90\xe2\x95\x90\xe2\x95\x9b\n";
+  }
+  ReadOutput out = read_text(text, "logs.txt");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "reward/mean", {101, 102, 103}, {0.1, 0.2, 0.3})) << names_of(run);
+  EXPECT_TRUE(has_series(run, "policy/grad_norm", {101, 102, 103}, {2.4167, 2.4167, 2.4167}));
+  EXPECT_TRUE(has_series(run, "policy/entropy", {101, 102, 103}, {-0.35, -0.35, -0.35}));
+  EXPECT_EQ(out.detail.rfind("console: stats grid (3 lines, 3 metrics, step from the step label)", 0), 0u) << out.detail;
+}
+
 // ---------------------------------------------------------------- custom trainers
 
 // MiniMind-style GRPO: a summary line per step with the step in "(n/N)", and per-sample debug prints.

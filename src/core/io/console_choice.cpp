@@ -14,6 +14,7 @@ std::string_view shape_name(Shape shape) {
     case Shape::fields: return "key: value";
     case Shape::table: return "progress table";
     case Shape::tqdm_postfix: return "tqdm postfix";
+    case Shape::stats_grid: return "stats grid";
   }
   return "?";
 }

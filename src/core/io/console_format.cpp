@@ -8,6 +8,7 @@
 //   tqdm postfix    100%|██| 50/50 [01:00<00:00, loss=0.3, reward=0.5]
 //   key=value       step=10 kl=0.12 reward_mean=0.5  /  Step 10: loss=0.3, reward=0.5
 //   key: value      Epoch:[1/1](3/9751), Reward: -1.4468, KL_ref: 0.0409  /  step 10 | loss 0.3 | reward 0.5
+//   stats grid      │ grpo_actor/actor_loss/avg │ 7.1497e-05 │ ... │  (AReaL: one box-drawn grid per step)
 // Lines that look like metrics but are settings stay out: a dict after label words ("Critic overriding config
 // {...}") or holding text, booleans, token ids or paths; environment and command lines (RAY_DEDUP_LOGS=0 python3 ...);
 // the HF Trainer's closing summary goes to the run's meta (summary.*). None is a value that was not computed, never a
@@ -145,7 +146,8 @@ class ConsoleFormat final : public LineFormat {
     steps_.observe(s);
     hf_.banner(s);
     const MetricDictionary& dictionary = context_.emitter.dictionary();
-    Match match = table_.line(s, record_, dictionary);
+    Match match = grid_.line(s, record_);
+    if (match.kind == Match::Kind::none) match = table_.line(s, record_, dictionary);
     if (match.kind == Match::Kind::none) match = parse_verl(s, record_);
     if (match.kind == Match::Kind::none) match = dicts_.piece(s, number, record_);
     if (match.kind == Match::Kind::none) match = steps_.postfix(s, record_, number);
@@ -220,6 +222,7 @@ class ConsoleFormat final : public LineFormat {
   HfSteps hf_;
   DictLines dicts_;
   TableLines table_;
+  GridLines grid_;
   ShapeChooser chooser_;
   KaggleLog kaggle_;
   NotebookLog notebook_;

@@ -29,8 +29,9 @@ enum class Shape : uint8_t {
   fields,         // Epoch:[1/1](3/9751), Reward: -1.4468, Adv Std: 0.9257  /  step 10 | loss 0.3 | reward 0.5
   table,          // Step | Training Loss | reward  (markdown, or tab-separated as copied from Colab)
   tqdm_postfix,   // 50/50 [01:00<00:00, loss=0.3, reward=0.5]
+  stats_grid,     // │ grpo_actor/actor_loss/avg │ 7.1497e-05 │ grpo_actor/entropy/min │ 2.4334e-07 │  (AReaL)
 };
-constexpr size_t SHAPE_COUNT = 8;
+constexpr size_t SHAPE_COUNT = 9;
 
 // Where a record's step comes from.
 enum class StepFrom : uint8_t {
@@ -95,6 +96,28 @@ Match parse_word_pairs(std::string_view s, FlatRecord& record, const MetricDicti
 
 // True when `key` (as written: "Step", "Global Step", "iter") names the step.
 bool is_step_key(std::string_view key, const MetricDictionary& dictionary);
+
+// Stats grids: a box-drawn table (tabulate's fancy_grid) of name/value cell pairs, as AReaL's StatsLogger prints each
+// step's statistics after a "... Train step 1/4675 done." line:
+//   ╒══════════════════════════════╤════════════╤═══ ...
+//   │ grpo_actor/actor_loss/avg    │ 7.1497e-05 │ grpo_actor/entropy/min │ 2.4334e-07 │ ...
+//   ├──────────────────────────────┼────────────┼─── ...
+//   ╘══════════════════════════════╧════════════╧═══ ...
+// The rows of one grid make one record, at the step of the last step label printed before the grid (the last one on
+// its line: "Step 1/935" there counts the epoch's steps, "Train step 1/4675" the run's). Lines may carry a prefix (a
+// container's time stamp) before the box.
+class GridLines {
+ public:
+  Match line(std::string_view s, FlatRecord& record);
+
+ private:
+  void remember_step_label(std::string_view s);
+  FlatRecord grid_;
+  bool open_ = false;
+  std::optional<int64_t> step_;       // of the last step label seen
+  std::optional<int64_t> grid_step_;  // of the open grid
+  std::vector<std::string_view> cells_;
+};
 
 // Tables: a header row of names, an optional separator row, then rows of numbers. The header is held until the
 // next line shows whether a table follows.
