@@ -63,6 +63,8 @@ class MetricDictionary {
 
   // The canonical name for a raw metric name (see the lookup order in data/metrics.yaml).
   std::string canonical_name(std::string_view raw) const;
+  // Whether a raw name is an evaluation's or a test's (eval_X, eval/X, test_X, test/X): no training metric.
+  static bool is_evaluation_name(std::string_view raw);
   // The role a key plays in a wide record: a metric, or the step / time / run-id field.
   FieldRole role_of(std::string_view key) const;
   // Info for a canonical name, or for a raw alias of one; nullptr when unknown.

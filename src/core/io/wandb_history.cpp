@@ -6,19 +6,6 @@
 
 namespace rldk::io {
 
-namespace {
-
-// An evaluation's keys: rows of them may repeat the training step they were logged at as often as there are
-// evaluation sets.
-bool evaluation_key(std::string_view key) {
-  for (std::string_view prefix : {"eval/", "eval_", "test/", "test_"}) {
-    if (key.substr(0, prefix.size()) == prefix) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int64_t> fallback, double& wall_time) {
   std::optional<int64_t> w_step, trainer;
   bool training_row = false;  // the row holds a metric that is not an evaluation's
@@ -26,7 +13,10 @@ int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int6
   for (const WandbItem& it : items) {
     FieldRole role = dictionary_.role_of(it.key);
     int64_t s = 0;
-    if (role == FieldRole::metric && is_metric(it.key) && !evaluation_key(it.key)) training_row = true;
+    // An evaluation's rows repeat the training step they were logged at, once per evaluation set.
+    if (role == FieldRole::metric && is_metric(it.key) && !MetricDictionary::is_evaluation_name(it.key)) {
+      training_row = true;
+    }
     if (role == FieldRole::time && it.key == "_timestamp") {
       wall_time = it.value;
     } else if (role == FieldRole::step && step_from_number(it.value, s)) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "model/embedded_data.h"
 
@@ -44,6 +45,10 @@ std::string loose_key(std::string_view name) {
 }
 
 constexpr size_t AMBIGUOUS = static_cast<size_t>(-1);
+
+// Evaluation and test prefixes, each with the namespace its metrics take.
+constexpr std::pair<std::string_view, std::string_view> EVALUATION_PREFIXES[] = {
+    {"eval_", "eval/"}, {"eval/", "eval/"}, {"test_", "test/"}, {"test/", "test/"}};
 
 }  // namespace
 
@@ -169,8 +174,7 @@ std::string MetricDictionary::canonical_name(std::string_view raw) const {
     if (const MetricInfo* info = find(rest)) return info->name;
   }
   // Evaluation and test variants get their own namespace, keyed by the name under the prefix.
-  for (auto [prefix, ns] : {std::pair{"eval_", "eval/"}, std::pair{"eval/", "eval/"}, std::pair{"test_", "test/"},
-                            std::pair{"test/", "test/"}}) {
+  for (auto [prefix, ns] : EVALUATION_PREFIXES) {
     std::string_view rest = strip_prefix(raw, prefix);
     if (!rest.empty()) return std::string(ns) + std::string(rest);
   }
@@ -188,6 +192,13 @@ std::string MetricDictionary::canonical_name(std::string_view raw) const {
     return metrics_[it->second].name;
   }
   return std::string(raw);
+}
+
+bool MetricDictionary::is_evaluation_name(std::string_view raw) {
+  for (auto [prefix, ns] : EVALUATION_PREFIXES) {
+    if (raw.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
 }
 
 const SettingInfo* MetricDictionary::setting_for_key(std::string_view key) const {
