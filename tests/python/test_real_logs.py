@@ -44,6 +44,11 @@ KNOWN_GAPS = {
                      "ten times the constant-reward detector's, and no reward spread is logged; the truncation behind "
                      "it is found at step 3",
     },
+    "tinyzero_ppo_qwen25_05b_countdown_excerpt_kl_entropy_length_collapse": {
+        "length_collapse": "the excerpt begins after the collapse (about 35 tokens of a 256-token cap at all 17 points; "
+                           "the author's notes put 181 tokens at step 2): with no start to compare with, only an "
+                           "absolute floor could see it, and 35 tokens is a healthy answer length for many tasks",
+    },
     "trl_grpo_qwen35_9b_gsm8k_gate2_one_step_kl_spike_healthy": {
         "kl_above_range": "two consecutive points above 0.3 nats (0.37, then 17.8 at step 71, 0.13 at 72): what the "
                           "grpo_safe guard stops on, so the scan keeps it a warning (every stop is explained); the "
