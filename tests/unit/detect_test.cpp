@@ -201,6 +201,36 @@ TEST(CeilingKind, DefersToALoggedClippedFraction) {
   EXPECT_TRUE(scan_with(*spec, logged).empty());
 }
 
+// A run cut at its cap from the first step is pinned there from its fifth logged point: the alarm (what a live
+// monitor is told) comes then, not at the end of the data, and a larger value later is another ceiling.
+TEST(CeilingKind, AlarmsOnceThePointsSoFarArePinned) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("length_pinned_at_max");
+  ASSERT_NE(spec, nullptr);
+  std::vector<int64_t> steps;
+  std::vector<double> length;
+  for (int i = 0; i < 40; ++i) {
+    steps.push_back(10 * (i + 1));
+    length.push_back(i % 4 == 3 ? 180.0 - i : 200.0);  // most steps at the cap of 200
+  }
+  auto findings = scan_with(*spec, one_metric_run("response/length_mean", steps, length));
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].onset_step, 10);
+  // Points 1, 2, 3, 5, 6: the fifth at the cap is the sixth point, step 60.
+  EXPECT_EQ(findings[0].evidence.at("alarm_step"), 60.0);
+  auto detector = detect::make_detector(*spec);
+  detector->metric_names = {"response/length_mean"};
+  detector->reset();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    double x[2] = {i == 20 ? 250.0 : length[i], NAN};
+    detector->observe(steps[i], x);
+  }
+  // Alarmed at step 60 for the ceiling of 200; the value of 250 at step 210 starts another, which never holds.
+  ASSERT_EQ(detector->alarms().size(), 1u);
+  EXPECT_EQ(detector->alarms()[0], 60);
+  detector->finish();
+  EXPECT_TRUE(detector->findings().empty());
+}
+
 // Two detectors that see one entropy collapse are one finding; when one of them eased it because the reward rose
 // over the run, the episode is reported at that severity, and the text says why (never "a note rather than a
 // warning" on a warning).

@@ -3,7 +3,10 @@
 // the run hit a hard cap it does not log (older TRL/Unsloth consoles print completion_length but no clipped ratio
 // and no max length). Judged once the data ends, in O(1) memory: the largest finite value, and the points exactly
 // equal to it (counted afresh whenever a larger one appears); reported when at least min_points of them make up at
-// least min_share of the run's points. The onset is the first point at the ceiling, the end the last.
+// least min_share of the run's points. The onset is the first point at the ceiling, the end the last. A live monitor
+// is told as soon as the points so far meet that test (a run cut at its cap from the first step is pinned there
+// from its fifth logged point, not only at its end); the scan's finding keeps that step as its alarm when the same
+// ceiling still holds at the end. A larger value later is another ceiling, judged afresh.
 //
 // The ceiling is an inference for logs that do not say how many completions were cut. With a `clipped` context
 // input (the clipped fraction) that the run logs, the log says it: this kind defers to it and reports nothing (the
@@ -31,7 +34,7 @@ class Ceiling final : public Detector {
     finish();
     points_ = at_max_ = 0;
     max_ = -std::numeric_limits<double>::infinity();
-    clipped_logged_ = false;
+    clipped_logged_ = alarmed_ = false;
   }
   void observe(int64_t step, const double* x) override {
     if (clipped_input_ && std::isfinite(x[clipped_input_])) clipped_logged_ = true;
@@ -42,28 +45,44 @@ class Ceiling final : public Detector {
       max_ = v;
       at_max_ = 0;
       first_ = step;
+      alarmed_ = false;
     }
     if (v == max_) {
       ++at_max_;
       last_ = step;
     }
+    if (!alarmed_ && pinned()) {
+      alarmed_ = true;
+      alarm_step_ = step;
+      alarm(step);
+    }
   }
   void finish() override {
-    if (!clipped_logged_ && at_max_ >= min_points_ && static_cast<double>(at_max_) >= min_share_ * static_cast<double>(points_)) {
-      alarm(last_);
+    if (pinned()) {
+      if (!alarmed_) {
+        alarm_step_ = last_;
+        alarm(last_);
+      }
       report(first_, last_, first_, max_,
              {{"level", max_}, {"points", static_cast<double>(at_max_)}, {"of", static_cast<double>(points_)},
-              {"share", static_cast<double>(at_max_) / static_cast<double>(points_)}});
+              {"share", static_cast<double>(at_max_) / static_cast<double>(points_)},
+              {"alarm_step", static_cast<double>(alarm_step_)}});
     }
     points_ = at_max_ = 0;
     max_ = -std::numeric_limits<double>::infinity();
-    clipped_logged_ = false;
+    clipped_logged_ = alarmed_ = false;
   }
 
  private:
   int64_t min_points_;
   double min_share_;
-  int64_t points_ = 0, at_max_ = 0, first_ = 0, last_ = 0;
+  // Enough points of the run so far sit at its largest value (and the run logs no clipped fraction).
+  bool pinned() const {
+    return !clipped_logged_ && at_max_ >= min_points_ &&
+           static_cast<double>(at_max_) >= min_share_ * static_cast<double>(points_);
+  }
+  int64_t points_ = 0, at_max_ = 0, first_ = 0, last_ = 0, alarm_step_ = 0;
+  bool alarmed_ = false;  // this ceiling has been raised to a live monitor
   double max_ = -std::numeric_limits<double>::infinity();
   size_t clipped_input_ = 0;  // 0: no such context input (input 0 is the length)
   bool clipped_logged_ = false;
