@@ -370,6 +370,18 @@ TEST(CatalogDetectorRule, WithoutAMetricItWatchesTheDetectorsInputs) {
   EXPECT_EQ(report["kl"]["detector"].dump(-1), "{\"id\":\"kl_above_range\",\"kind\":\"bound\"}");
 }
 
+// A loss running away (loss_divergence, `live: so_far`) is raised live once the points so far pass the whole-run
+// test, not when the data ends: a loss from 2.5 through zero to -100 by point 60 of 200.
+TEST(CatalogDetectorRule, ARunawayIsRaisedOnThePointsSoFar) {
+  std::vector<double> loss;
+  for (int i = 0; i < 200; ++i) loss.push_back(i < 30 ? 2.5 - 0.01 * (i % 3) : (i < 60 ? 2.5 - 3.4 * (i - 30) : -100.0 - 0.01 * (i % 3)));
+  RuleEngine engine(rules_from("rules:\n  - id: runaway\n    detector: loss_divergence\n"));
+  std::vector<Alert> alerts = replay_to_end(engine, {{"train/loss", loss}});
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_LT(alerts[0].step, 80);
+  EXPECT_GE(alerts[0].step, 40);
+}
+
 TEST(CatalogDetectorRule, EndOfDataVerdictsFireAtTheLastObservation) {
   // length_growth_steady (kind steady_trend) judges the whole run once the data ends.
   const DetectorSpec* spec = builtin_detector_catalog().find("length_growth_steady");

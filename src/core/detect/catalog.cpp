@@ -20,7 +20,7 @@ namespace {
 const std::set<std::string> DETECTOR_KEYS = {"id",     "fault",     "area",  "severity",    "kind",  "title",
                                              "metric", "inputs",    "params", "explanation", "fixes", "test",
                                              "when",   "direction", "transform", "other_direction", "bound", "onset",
-                                             "context", "compare", "eased_by", "progress", "levels", "warmup_level", "beyond_start"};
+                                             "context", "compare", "eased_by", "progress", "levels", "warmup_level", "beyond_start", "live"};
 const std::set<std::string> AREAS = {"kl",   "entropy",   "reward",    "gradients", "advantages", "ratio",
                                      "loss", "optimizer", "throughput", "data",      "numerics"};
 

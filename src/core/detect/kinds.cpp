@@ -243,7 +243,8 @@ const std::vector<KindOption>& kind_options(const std::string& kind) {
       {"co_trend", {{"other_direction", {"up", "down"}}}},
       {"bound", {{"bound", {"above", "below", "above_start", "below_start"}}, {"transform", TRANSFORMS},
                  {"onset", {"change", "crossing"}}, {"progress", {"eases", "required"}}}},
-      {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}, {"compare", {"ratio", "magnitude"}}}},
+      {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}, {"compare", {"ratio", "magnitude"}},
+                        {"live", {"end", "so_far"}}}},
   };
   static const std::vector<KindOption> none;
   auto it = table.find(kind);

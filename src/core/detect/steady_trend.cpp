@@ -12,6 +12,14 @@
 //     end at least min_late_share of the whole move, and the end past min_end. A healthy KL rises from 0 and levels
 //     off; a drifting one goes on rising as fast.
 // The onset is where the drift began (stats::ramp_start over the thinned run); the episode runs to the last point.
+// With `live: so_far`, the same test is applied to the points so far, each time they have grown by a sixteenth (a
+// loss running from 2 to -100 by step 170 of 1,000 is a runaway then, not only when the run ends): the alarm comes
+// at the first point where the run, had it ended there, would have been reported; the scan keeps that step as the
+// finding's alarm when the whole run is reported too. Only for a drift that is a failure wherever it stops (a loss
+// ten times as far from zero, a preference loss a quarter above its start): memory that climbs through a warm-up
+// and then holds, or a length that doubles in the first steps and settles, pass the test on their first points and
+// not on the whole run, so those detectors judge the whole run (`live: end`, the default). The trend score,
+// quadratic in the kept points, is computed only when the start and end levels are already far enough apart.
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -38,6 +46,7 @@ class SteadyTrend final : public Detector {
     edge_fraction_ = std::clamp(s.param("edge_fraction", 0.2), 0.05, 0.5);
     min_late_share_ = s.param("min_late_share", 0.0);
     min_end_ = s.param("min_end", 0.0);
+    live_so_far_ = s.option("live", "end") == "so_far";
   }
   void reset() override {
     finish();
@@ -47,6 +56,14 @@ class SteadyTrend final : public Detector {
     if (!std::isfinite(x[0])) return;
     series_.push(step, x[0]);
     last_step_ = step;
+    size_t raw = series_.raw_points();
+    if (!live_so_far_ || alarmed_ || raw < std::max(min_points_, next_check_)) return;
+    next_check_ = raw + std::max<size_t>(1, raw / LIVE_CHECK_GROWTH);
+    if (judge().found) {
+      alarmed_ = true;
+      alarm_step_ = step;
+      alarm(step);
+    }
   }
   // A runaway is dated where the metric left its starting level for good: after the last point still within 5 % of
   // the way from the start to the end. (A flat-then-linear fit dates a run-away that decelerates, as losses do once
@@ -60,64 +77,90 @@ class SteadyTrend final : public Detector {
     return std::min(onset, values.size() - 1);
   }
   void finish() override {
-    auto values = series_.values();
-    auto steps = series_.steps();
-    size_t n = values.size();
-    if (series_.raw_points() < min_points_ || n < 3) {
-      series_.reset();
-      return;
+    Verdict v = judge();
+    if (v.found) {
+      if (!alarmed_) {
+        alarm_step_ = last_step_;
+        alarm(last_step_);
+      }
+      auto steps = series_.steps();
+      report(steps[v.onset], last_step_, steps[v.peak], series_.values()[v.peak],
+             {{"start", v.start}, {"end", v.end}, {"ratio", v.ratio}, {"trend_z", v.z},
+              {"points", static_cast<double>(series_.raw_points())},
+              {"alarm_step", static_cast<double>(alarm_step_)}});
     }
+    series_.reset();
+    alarmed_ = false;
+    next_check_ = 0;
+  }
+
+ private:
+  struct Verdict {
+    bool found = false;
+    size_t onset = 0, peak = 0;  // indices into the kept points
+    double start = NaN, end = NaN, ratio = NaN, z = 0;
+  };
+  // The whole test on the points kept so far: what the scan would report had the run ended at the latest point.
+  Verdict judge() const {
+    Verdict v;
+    auto values = series_.values();
+    size_t n = values.size();
+    if (series_.raw_points() < min_points_ || n < 3) return v;
     size_t edge = std::max<size_t>(2, static_cast<size_t>(std::lround(edge_fraction_ * static_cast<double>(n))));
     edge = std::min(edge, n / 2);
     std::vector<double> first(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(edge));
     std::vector<double> last(values.end() - static_cast<std::ptrdiff_t>(edge), values.end());
     double start = stats::median_in_place(first), end = stats::median_in_place(last);
-    std::vector<double> working(n);
-    for (size_t i = 0; i < n; ++i) working[i] = transformed(log_, values[i]);
-    stats::MannKendall mk = stats::mann_kendall(working);
-    int direction = mk.z > 0 ? 1 : -1;
     double ratio = start != 0 ? end / start : NaN;
-    bool trending = std::fabs(mk.z) >= min_z_ && direction_allows(sign_, mk.z);
-    bool far_enough = magnitude_ ? direction * end > 0 && std::fabs(end) >= (1 + min_relative_change_) *
-                                                                    std::max(std::fabs(start), min_scale_)
-                                 : start > 0 && end >= 0 &&
-                                       (direction > 0 ? ratio >= 1 + min_relative_change_
-                                                      : ratio <= 1 - min_relative_change_);
-    // A drift that keeps its pace, for a metric that moves in healthy runs too but levels off (a KL rising from 0
-    // as the policy leaves its reference): the second half of the run carries at least min_late_share of the move,
-    // and the end has passed min_end.
+    double mid = NaN;
     if (min_late_share_ > 0) {
       size_t from = n / 2 - std::min(n / 2, edge / 2);
       std::vector<double> middle(values.begin() + static_cast<std::ptrdiff_t>(from),
                                  values.begin() + static_cast<std::ptrdiff_t>(std::min(n, from + edge)));
-      double mid = stats::median_in_place(middle);
-      far_enough = far_enough && direction * (end - start) > 0 && (end - mid) / (end - start) >= min_late_share_;
+      mid = stats::median_in_place(middle);
     }
-    if (min_end_ > 0) far_enough = far_enough && direction * (end - min_end_) >= 0;
-    if (trending && far_enough) {
-      alarm(last_step_);
-      size_t onset =
-          magnitude_ ? departure(values, start, end) : stats::ramp_start(working, std::max<size_t>(2, n / 5));
-      // The peak is the most extreme kept point in the drift's direction.
-      size_t peak = 0;
-      for (size_t i = 1; i < n; ++i) {
-        if (direction * (values[i] - values[peak]) > 0) peak = i;
-      }
-      report(steps[onset], last_step_, steps[peak], values[peak],
-             {{"start", start}, {"end", end}, {"ratio", ratio}, {"trend_z", mk.z},
-              {"points", static_cast<double>(series_.raw_points())}});
+    auto far_enough = [&](int direction) {
+      bool far = magnitude_ ? direction * end > 0 && std::fabs(end) >= (1 + min_relative_change_) *
+                                                                    std::max(std::fabs(start), min_scale_)
+                            : start > 0 && end >= 0 &&
+                                  (direction > 0 ? ratio >= 1 + min_relative_change_
+                                                 : ratio <= 1 - min_relative_change_);
+      // A drift that keeps its pace, for a metric that moves in healthy runs too but levels off (a KL rising from 0
+      // as the policy leaves its reference): the second half of the run carries at least min_late_share of the
+      // move, and the end has passed min_end.
+      if (min_late_share_ > 0) far = far && direction * (end - start) > 0 && (end - mid) / (end - start) >= min_late_share_;
+      if (min_end_ > 0) far = far && direction * (end - min_end_) >= 0;
+      return far;
+    };
+    if (!far_enough(1) && !far_enough(-1)) return v;
+    std::vector<double> working(n);
+    for (size_t i = 0; i < n; ++i) working[i] = transformed(log_, values[i]);
+    stats::MannKendall mk = stats::mann_kendall(working);
+    int direction = mk.z > 0 ? 1 : -1;
+    if (!(std::fabs(mk.z) >= min_z_ && direction_allows(sign_, mk.z)) || !far_enough(direction)) return v;
+    v.found = true;
+    v.onset = magnitude_ ? departure(values, start, end) : stats::ramp_start(working, std::max<size_t>(2, n / 5));
+    // The peak is the most extreme kept point in the drift's direction.
+    for (size_t i = 1; i < n; ++i) {
+      if (direction * (values[i] - values[v.peak]) > 0) v.peak = i;
     }
-    series_.reset();
+    v.start = start;
+    v.end = end;
+    v.ratio = ratio;
+    v.z = mk.z;
+    return v;
   }
-
- private:
+  // Live checks come each time the points so far have grown by this share (1/16).
+  static constexpr size_t LIVE_CHECK_GROWTH = 16;
   stats::ThinnedSeries series_;
   int sign_ = 0;
   bool log_ = false;
   size_t min_points_;
   double min_z_, min_relative_change_, min_scale_, edge_fraction_, min_late_share_, min_end_;
-  bool magnitude_ = false;
-  int64_t last_step_ = 0;
+  bool magnitude_ = false, live_so_far_ = false;
+  int64_t last_step_ = 0, alarm_step_ = 0;
+  bool alarmed_ = false;   // raised live for this segment
+  size_t next_check_ = 0;  // the point count of the next live check
 };
 
 }  // namespace
