@@ -218,6 +218,36 @@ TEST(ConsoleHf, TheTrainerBannerGivesStepsPerEpochWithoutACounter) {
   EXPECT_EQ(meta_of(run, "step_source"), "epoch x steps per epoch");
 }
 
+TEST(ConsoleHf, ThePrintedLoggingStepsDateDictsWithNothingElse) {
+  // A SimPO run's console: the script printed its TrainingArguments, then a DeepSpeed line with a step field, then
+  // dicts with no counter, no banner and epochs too coarse to place them: logging_steps=5 puts them at 5, 10, 15.
+  // The one DeepSpeed line is no series to prefer over them.
+  ReadOutput out = read_text(
+      "logging_first_step=False,\nlogging_nan_inf_filter=True,\nlogging_steps=5,\nlogging_strategy=steps,\n"
+      "[2024-07-15 04:57:54,762] [INFO] [logging.py:96:log_dist] [Rank 0] step=0, skipped=0, lr=[0.0, 0.0]\n"
+      "{'loss': 1.598, 'rewards/chosen': -0.699, 'epoch': 0.01}\n"
+      "{'loss': 1.5868, 'rewards/chosen': -0.6716, 'epoch': 0.02}\n"
+      "{'loss': 1.585, 'rewards/chosen': -0.6865, 'epoch': 0.03}\n",
+      "simpo.txt");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {5, 10, 15}, {1.598, 1.5868, 1.585}));
+  EXPECT_EQ(meta_of(run, "step_source"), "log call index x logging interval");
+  // With logging_first_step the first dict is at step 1, the rest at multiples of the interval; a command line says
+  // it as --logging_steps 10.
+  ReadOutput first = read_text(
+      "python train.py --logging_steps 10 --logging_first_step True\n"
+      "{'loss': 0.69, 'epoch': 0.0}\n{'loss': 0.6, 'epoch': 0.01}\n{'loss': 0.5, 'epoch': 0.02}\n",
+      "train.log");
+  EXPECT_TRUE(has_series(only_run(first), "train/loss", {1, 10, 20}, {0.69, 0.6, 0.5}));
+  // Without the printed interval the dicts are numbered by log call, and the DeepSpeed line printed once is still no
+  // series to prefer over them.
+  ReadOutput unprinted = read_text(
+      "[2024-07-15 04:57:54,762] [INFO] [logging.py:96:log_dist] [Rank 0] step=0, skipped=0, lr=[0.0, 0.0]\n"
+      "{'loss': 1.598, 'epoch': 0.01}\n{'loss': 1.5868, 'epoch': 0.02}\n{'loss': 1.585, 'epoch': 0.03}\n",
+      "simpo.txt");
+  EXPECT_TRUE(has_series(only_run(unprinted), "train/loss", {1, 2, 3}, {1.598, 1.5868, 1.585}));
+}
+
 TEST(ConsoleHf, ASecondTrainerBannerIsANewTrainingWhoseStepsStartAgain) {
   // An Unsloth pipeline's console: an SFT stage (2 epochs, 200 steps) and then GRPO (3 epochs, 1,404 steps), each
   // with its banner; the GRPO dicts restart at step 5 as a new segment instead of continuing the SFT steps.

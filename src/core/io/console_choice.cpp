@@ -60,8 +60,12 @@ bool ShapeChooser::repeats(size_t slot) const {
          s.name_uses >= options_.min_uses_per_stepless_name * static_cast<uint64_t>(s.keys.size());
 }
 
-// Strictly better: carries its step, is not weak, has more distinct metrics, more lines, came first.
+// Strictly better: printed more than once, carries its step, is not weak, has more distinct metrics, more lines,
+// came first. A shape printed once is no series whatever step it carries: a DeepSpeed engine line "step=0,
+// skipped=0, lr=[...]" at the start of a SimPO run is not the run's steps beside 94 HF dicts.
 bool ShapeChooser::better(size_t a, size_t b) const {
+  bool once_a = stats_[a].records < 2, once_b = stats_[b].records < 2;
+  if (once_a != once_b) return once_b;
   if (carries_step(a) != carries_step(b)) return carries_step(a);
   if (weak(a) != weak(b)) return !weak(a);
   const Stats& x = stats_[a];

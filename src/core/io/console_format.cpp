@@ -145,6 +145,7 @@ class ConsoleFormat final : public LineFormat {
     if (s.empty()) return;
     steps_.observe(s);
     hf_.banner(s);
+    hf_.settings(s);
     const MetricDictionary& dictionary = context_.emitter.dictionary();
     Match match = grid_.line(s, record_);
     if (match.kind == Match::Kind::none) match = table_.line(s, record_, dictionary);

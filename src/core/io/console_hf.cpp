@@ -94,6 +94,55 @@ void HfSteps::banner(std::string_view s) {
   banner_epochs_.reset();
 }
 
+namespace {
+
+// The value of a setting printed as `key=V`, `key: V`, `'key': V`, `--key V` or `--key=V`, where `key` is a whole
+// name (not the end of a longer one); empty when `s` does not print it.
+std::string_view printed_setting(std::string_view s, std::string_view key) {
+  size_t at = s.find(key);
+  if (at == std::string_view::npos) return {};
+  if (at > 0) {
+    char before = s[at - 1];
+    if ((before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') || (before >= '0' && before <= '9') ||
+        before == '_' || before == '.') {
+      return {};
+    }
+  }
+  size_t pos = at + key.size();
+  if (pos < s.size() && (s[pos] == '\'' || s[pos] == '"')) ++pos;
+  size_t spaces = pos;
+  while (pos < s.size() && s[pos] == ' ') ++pos;
+  bool separated = pos > spaces && at >= 2 && s.substr(at - 2, 2) == "--";
+  if (pos < s.size() && (s[pos] == '=' || s[pos] == ':')) {
+    ++pos;
+    separated = true;
+  }
+  if (!separated) return {};
+  while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\'' || s[pos] == '"')) ++pos;
+  size_t begin = pos;
+  while (pos < s.size() && ((s[pos] >= '0' && s[pos] <= '9') || s[pos] == '.' || (s[pos] >= 'A' && s[pos] <= 'z'))) ++pos;
+  return s.substr(begin, pos - begin);
+}
+
+}  // namespace
+
+void HfSteps::settings(std::string_view s) {
+  if (s.find("logging_") == std::string_view::npos) return;  // most lines
+  std::string_view steps = printed_setting(s, "logging_steps");
+  if (!steps.empty()) {
+    // A whole number of steps; a fraction (newer transformers: a share of the total steps) says nothing here.
+    int64_t n = 0;
+    bool whole = steps.size() <= 9;
+    for (char c : steps) {
+      whole = whole && c >= '0' && c <= '9';
+      if (whole) n = n * 10 + (c - '0');
+    }
+    if (whole && n >= 1) printed_interval_ = n;
+  }
+  std::string_view first = printed_setting(s, "logging_first_step");
+  if (!first.empty()) logging_first_step_ = first == "True" || first == "true";
+}
+
 void HfSteps::eval(const FlatRecord& record, uint64_t line) {
   if (held_.empty()) {
     offer_(Match::record_of(Shape::hf_dict, StepFrom::follows, last_step_.value_or(0)), record, line);
@@ -169,6 +218,13 @@ std::pair<int64_t, StepFrom> HfSteps::step_of(const Held& dict, size_t burst_siz
     // The counter was not redrawn before this dict (or there is none): the epoch says where it is.
     return {std::max(next, step_from_epoch(*dict.epoch, c ? c->total : 0, dict.call, last_step_)),
             StepFrom::epoch};
+  }
+  if (!c && printed_interval_) {
+    // Logged every printed_interval_ steps from the first (HF logs when global_step % logging_steps == 0).
+    auto calls = static_cast<int64_t>(dict.call);
+    int64_t step = logging_first_step_ ? (calls <= 1 ? 1 : (calls - 1) * *printed_interval_)
+                                       : calls * *printed_interval_;
+    if (step >= next) return {step, StepFrom::interval};
   }
   return {next, StepFrom::log_call};
 }

@@ -266,6 +266,10 @@ class HfSteps {
   // 100 | Num Epochs = 2 | Total steps = 200"): a new training begins (its steps start again), and total / epochs is
   // its steps per epoch, so dicts that carry only an epoch get their step without a training counter.
   void banner(std::string_view s);
+  // The HF TrainingArguments a script printed (`logging_steps=5,` in their repr, `logging_steps: 5` in a YAML
+  // config, `--logging_steps 5` on a command line): dicts with no counter, banner or epoch to date them are logged
+  // every that many optimizer steps (the first one at that step, or at step 1 with logging_first_step=True).
+  void settings(std::string_view s);
   // After each piece: a training counter that moved ends the held burst.
   void after_piece();
   // Decides and offers every held dict (a summary, the end of the data).
@@ -299,6 +303,8 @@ class HfSteps {
   bool epochs_from_zero_ = false;  // the first such dict was at log call x interval: the run began at step 0
   std::optional<double> banner_epochs_;          // "Num Epochs = E" of the banner being read
   std::optional<double> banner_steps_per_epoch_;  // its total steps / epochs
+  std::optional<int64_t> printed_interval_;       // logging_steps as the script printed it
+  bool logging_first_step_ = false;               // logging_first_step=True: the first dict is at step 1
 };
 
 // Dict lines: HF/TRL dicts (alone, after a tqdm bar or a log decoration), OpenRLHF's "Global step N: {...}" and
