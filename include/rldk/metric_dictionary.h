@@ -76,11 +76,15 @@ class MetricDictionary {
   const SettingInfo* setting_for_key(std::string_view key) const;
   // Position in the step-key priority list (lower wins), for records that carry several step-like keys.
   int step_key_priority(std::string_view key) const;
+  // For a record that logs one metric under two names: the name's position in its framework's alias list (lower
+  // wins: the list puts a framework's current name first), -1 for a canonical name, INT_MAX for an unknown one.
+  int alias_rank(std::string_view name) const;
 
  private:
   std::vector<MetricInfo> metrics_;
   std::unordered_map<std::string, size_t> by_name_;   // canonical name -> index
   std::unordered_map<std::string, size_t> by_alias_;  // raw alias -> index
+  std::unordered_map<std::string, int> alias_rank_;   // raw alias -> position in its framework's list
   // Aliases without case and separators -> index (AMBIGUOUS where two metrics share a key).
   std::unordered_map<std::string, size_t> by_loose_key_;
   std::vector<SettingInfo> settings_;

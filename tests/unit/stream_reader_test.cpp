@@ -261,12 +261,25 @@ metrics:
   EXPECT_DOUBLE_EQ(run.find("custom/score")->wall_times[0], 1704067200.0);
 }
 
-// TRL logs the mean completion length under two names, one of them rounded: the same value, nothing to report.
+// TRL logs the mean completion length under two names, one of them rounded: the same value, nothing to report (the
+// point is the current name's, completions/mean_length).
 TEST(StreamReader, TwoNamesForOneValuePrintedDifferentlyAreNotReported) {
   ReadOutput out = read_text("{\"step\": 1, \"completion_length\": 121.2, \"completions/mean_length\": 121.25}\n",
                              "trainer.jsonl");
-  EXPECT_TRUE(has_series(only_run(out), "response/length_mean", {1}, {121.2}));
+  EXPECT_TRUE(has_series(only_run(out), "response/length_mean", {1}, {121.25}));
   EXPECT_EQ(out.diagnostics.total(), 0u);
+}
+
+// An Unsloth build of TRL logs completion_length as the longest completion beside completions/mean_length: of two
+// names for one metric, the one the dictionary lists first for its framework is kept, wherever it is in the record.
+TEST(StreamReader, OfTwoNamesForOneMetricTheCurrentNameIsKept) {
+  ReadOutput out = read_text("{\"step\": 1, \"completion_length\": 2048.0, \"completions/mean_length\": 1074.8125}\n",
+                             "trainer.jsonl");
+  EXPECT_TRUE(has_series(only_run(out), "response/length_mean", {1}, {1074.8125}));
+  ASSERT_EQ(out.diagnostics.counts().count("duplicate_metric"), 1u);
+  ASSERT_FALSE(out.diagnostics.examples().empty());
+  EXPECT_NE(out.diagnostics.examples().front().message.find("completion_length = 2048 was dropped"), std::string::npos)
+      << out.diagnostics.examples().front().message;
 }
 
 TEST(ReadOptions, ForcedFormatOverridesSniffing) {

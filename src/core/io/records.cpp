@@ -141,6 +141,7 @@ const RecordInterpreter::Column& RecordInterpreter::column(size_t index, std::st
     std::string_view name = strip(key, strip_prefix);
     c.role = role(name);
     c.step_priority = c.role == FieldRole::step ? context_.emitter.dictionary().step_key_priority(name) : -1;
+    c.alias_rank = c.role == FieldRole::metric ? context_.emitter.dictionary().alias_rank(name) : 0;
     c.run = NO_RUN;
     c.numbered = false;
   }
@@ -198,6 +199,7 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
   // (all its points share a segment, whatever the key order).
   uint32_t run = NO_RUN;
   record_points_.clear();
+  record_point_fields_.clear();
   ++record_stamp_;
   if (run_id != numbered_run_) {  // the columns' "has had a number" flags belong to one run
     for (auto& c : columns_) c.numbered = false;
@@ -228,25 +230,40 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
       c.run = run;
     }
     // Two names for one metric in one record (TRL prints completion_length and completions/mean_length, verl
-    // timing_s/step and perf/time_per_step): one point, the first name's; a series never gets two points at a step
-    // from one record. Different values are worth a word: the second is not lost silently. Values that differ by
-    // printing alone (one name rounded to a few digits, 121.2 and 121.25) are the same value.
+    // timing_s/step and perf/time_per_step): one point; a series never gets two points at a step from one record.
+    // The point is the name the dictionary lists first for its framework (its current name, or rldk's canonical
+    // one), else the first in the record: an Unsloth build of TRL logs completion_length as the longest completion
+    // (2048) beside completions/mean_length (1074.8). Different values are worth a word: the other is not lost
+    // silently. Values that differ by printing alone (one name rounded to a few digits, 121.2 and 121.25) are the
+    // same value.
     if (seen_in_record_.size() <= c.metric) seen_in_record_.resize(c.metric + 1, 0);
     if (seen_in_record_[c.metric] == record_stamp_) {
-      for (const auto& [metric, kept] : record_points_) {
+      for (size_t k = 0; k < record_points_.size(); ++k) {
+        auto& [metric, kept] = record_points_[k];
+        if (metric != c.metric) continue;
         bool same = kept == value || (std::isnan(kept) && std::isnan(value)) ||
                     std::fabs(kept - value) <= SAME_VALUE_RELATIVE * std::max(std::fabs(kept), std::fabs(value));
-        if (metric == c.metric && !same) {
+        const FlatField& kept_field = record.fields[record_point_fields_[k]];
+        bool replace = c.alias_rank < columns_[record_point_fields_[k]].alias_rank;
+        if (!same) {
+          const FlatField& dropped = replace ? kept_field : f;
+          const FlatField& winner = replace ? f : kept_field;
           context_.diagnose("duplicate_metric", line,
                             "two names for one metric in one record with different values: " +
-                                std::string(record.key(f)) + " = " + describe(record, f) + " was dropped, " +
-                                std::to_string(kept) + " kept");
+                                std::string(record.key(dropped)) + " = " + describe(record, dropped) +
+                                " was dropped, " + std::string(record.key(winner)) + " = " +
+                                describe(record, winner) + " kept");
+        }
+        if (replace) {
+          kept = value;
+          record_point_fields_[k] = i;
         }
       }
       continue;
     }
     seen_in_record_[c.metric] = record_stamp_;
     record_points_.push_back({c.metric, value});
+    record_point_fields_.push_back(i);
   }
   if (run == NO_RUN) return step;
   context_.emitter.prepare_record(run, record_points_, step, line);

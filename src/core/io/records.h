@@ -75,6 +75,7 @@ class RecordInterpreter {
     std::string key;
     FieldRole role = FieldRole::metric;
     int step_priority = -1;
+    int alias_rank = 0;     // of a metric name: which of two names for one metric in a record is kept
     uint32_t run = NO_RUN;  // the metric id below belongs to this run (NO_RUN: not known yet)
     uint32_t metric = 0;
     bool numbered = false;  // this key has had a number in this run (see the null rule in wide())
@@ -94,6 +95,7 @@ class RecordInterpreter {
   std::vector<Column> columns_;    // by field position, from earlier wide records
   std::string columns_strip_;      // the strip_prefix the columns' roles and metric ids were made with
   std::vector<std::pair<uint32_t, double>> record_points_;  // metric id and value of the record being emitted
+  std::vector<size_t> record_point_fields_;                  // the field each of them came from
   std::vector<uint64_t> seen_in_record_;  // per metric id: the stamp of the last record that gave it a point
   uint64_t record_stamp_ = 0;
   std::unordered_set<std::string> numbered_;  // run id + '\0' + metric key of metrics that have had a number

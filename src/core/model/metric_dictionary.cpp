@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -115,6 +116,7 @@ Result<std::shared_ptr<MetricDictionary>> MetricDictionary::from_yaml(std::strin
       for (const auto& framework : node["aliases"]) {
         auto names = string_list(framework.second);
         for (const auto& alias : names) {
+          dict->alias_rank_.emplace(alias, static_cast<int>(&alias - names.data()));
           auto [it, inserted] = dict->by_alias_.emplace(alias, index);
           if (!inserted && it->second != index) {
             return Error{ErrorCode::invalid_argument,
@@ -165,6 +167,13 @@ const MetricInfo* MetricDictionary::find(std::string_view name) const {
   if (auto it = by_name_.find(key); it != by_name_.end()) return &metrics_[it->second];
   if (auto it = by_alias_.find(key); it != by_alias_.end()) return &metrics_[it->second];
   return nullptr;
+}
+
+int MetricDictionary::alias_rank(std::string_view name) const {
+  std::string key(name);
+  if (by_name_.count(key)) return -1;
+  auto it = alias_rank_.find(key);
+  return it == alias_rank_.end() ? std::numeric_limits<int>::max() : it->second;
 }
 
 std::string MetricDictionary::canonical_name(std::string_view raw) const {
