@@ -44,6 +44,11 @@ KNOWN_GAPS = {
                      "ten times the constant-reward detector's, and no reward spread is logged; the truncation behind "
                      "it is found at step 3",
     },
+    "unsloth_grpo_qwen25_15b_instruct_gsm8k_cap200_interrupted_no_signal_truncation": {
+        "truncation": "no clipped fraction is logged and the cap (max_completion_length = 200) is set only in a code "
+                      "cell, which is no run setting rldk reads; the mean length is exactly 200 at 5 of 32 steps "
+                      "(16 %, under the 35 % the pinned-at-cap inference needs) and 190-199 at 10 more",
+    },
     "tinyzero_ppo_qwen25_05b_countdown_excerpt_kl_entropy_length_collapse": {
         "length_collapse": "the excerpt begins after the collapse (about 35 tokens of a 256-token cap at all 17 points; "
                            "the author's notes put 181 tokens at step 2): with no start to compare with, only an "
