@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "io/console_shapes.h"
+#include "io/run_settings.h"
 
 namespace rldk::io::console {
 namespace {
@@ -94,41 +95,9 @@ void HfSteps::banner(std::string_view s) {
   banner_epochs_.reset();
 }
 
-namespace {
-
-// The value of a setting printed as `key=V`, `key: V`, `'key': V`, `--key V` or `--key=V`, where `key` is a whole
-// name (not the end of a longer one); empty when `s` does not print it.
-std::string_view printed_setting(std::string_view s, std::string_view key) {
-  size_t at = s.find(key);
-  if (at == std::string_view::npos) return {};
-  if (at > 0) {
-    char before = s[at - 1];
-    if ((before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') || (before >= '0' && before <= '9') ||
-        before == '_' || before == '.') {
-      return {};
-    }
-  }
-  size_t pos = at + key.size();
-  if (pos < s.size() && (s[pos] == '\'' || s[pos] == '"')) ++pos;
-  size_t spaces = pos;
-  while (pos < s.size() && s[pos] == ' ') ++pos;
-  bool separated = pos > spaces && at >= 2 && s.substr(at - 2, 2) == "--";
-  if (pos < s.size() && (s[pos] == '=' || s[pos] == ':')) {
-    ++pos;
-    separated = true;
-  }
-  if (!separated) return {};
-  while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\'' || s[pos] == '"')) ++pos;
-  size_t begin = pos;
-  while (pos < s.size() && ((s[pos] >= '0' && s[pos] <= '9') || s[pos] == '.' || (s[pos] >= 'A' && s[pos] <= 'z'))) ++pos;
-  return s.substr(begin, pos - begin);
-}
-
-}  // namespace
-
 void HfSteps::settings(std::string_view s) {
   if (s.find("logging_") == std::string_view::npos) return;  // most lines
-  std::string_view steps = printed_setting(s, "logging_steps");
+  std::string_view steps = printed_value(s, "logging_steps");
   if (!steps.empty()) {
     // A whole number of steps; a fraction (newer transformers: a share of the total steps) says nothing here.
     int64_t n = 0;
@@ -139,7 +108,7 @@ void HfSteps::settings(std::string_view s) {
     }
     if (whole && n >= 1) printed_interval_ = n;
   }
-  std::string_view first = printed_setting(s, "logging_first_step");
+  std::string_view first = printed_value(s, "logging_first_step");
   if (!first.empty()) logging_first_step_ = first == "True" || first == "true";
 }
 

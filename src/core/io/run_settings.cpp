@@ -23,8 +23,9 @@ bool number_char(char c) {
 constexpr size_t MAX_CONFIG_VALUE = 1 << 20;
 
 // The number after a settings key that ends at `pos`, or empty: a closing quote, then ':' or '=' (or, after a
-// command-line "--key", spaces alone), spaces and an opening quote, then the number, which must end there.
-std::string_view value_after_key(std::string_view text, size_t pos, bool command_line) {
+// command-line "--key", spaces alone), spaces and an opening quote, then the number, which must end there. With
+// `words`, a word there (True, steps) is the value too.
+std::string_view value_after_key(std::string_view text, size_t pos, bool command_line, bool words = false) {
   if (pos < text.size() && (text[pos] == '\'' || text[pos] == '"')) ++pos;
   size_t spaces = pos;
   while (pos < text.size() && text[pos] == ' ') ++pos;
@@ -37,6 +38,10 @@ std::string_view value_after_key(std::string_view text, size_t pos, bool command
   while (pos < text.size() && text[pos] == ' ') ++pos;
   if (pos < text.size() && (text[pos] == '\'' || text[pos] == '"')) ++pos;
   size_t begin = pos;
+  if (words && pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) {
+    while (pos < text.size() && identifier_char(text[pos])) ++pos;
+    return text.substr(begin, pos - begin);
+  }
   while (pos < text.size() && number_char(text[pos])) ++pos;
   if (pos < text.size() && identifier_char(text[pos])) return {};  // 0.05abc, ${...}, a name
   return text.substr(begin, pos - begin);
@@ -82,6 +87,17 @@ void find_settings_in_text(std::string_view text, const MetricDictionary& dictio
   std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.at < b.at; });
   // The number as rldk prints numbers: a value printed with a million digits is not kept as it was printed.
   for (const Hit& h : hits) found(*h.setting, format_double(h.value));
+}
+
+std::string_view printed_value(std::string_view text, std::string_view key) {
+  for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
+    if (at > 0 && (identifier_char(text[at - 1]) || text[at - 1] == '.')) continue;
+    size_t end = at + key.size();
+    if (end < text.size() && identifier_char(text[end])) continue;
+    std::string_view value = value_after_key(text, end, at >= 2 && text.substr(at - 2, 2) == "--", true);
+    if (!value.empty()) return value;
+  }
+  return {};
 }
 
 void find_settings_in_meta(std::string_view key, std::string_view value, const MetricDictionary& dictionary,

@@ -20,6 +20,11 @@ using SettingFound = std::function<void(const SettingInfo&, std::string_view)>;
 // entropy_coeff_max and my_entropy_coeff are not), and the value must be a finite number.
 void find_settings_in_text(std::string_view text, const MetricDictionary& dictionary, const SettingFound& found);
 
+// The value printed after `key` in `text` as above (key=V, key: V, 'key': V, --key V), a number or a word such as
+// True; empty when the text does not print `key` as a whole name with a value. For settings a reader interprets
+// itself rather than records (the HF Trainer's logging_steps).
+std::string_view printed_value(std::string_view text, std::string_view key);
+
 // A meta value: the key names a setting and the value is a number, or the value is a JSON object (a W&B config
 // value) whose nested keys do.
 void find_settings_in_meta(std::string_view key, std::string_view value, const MetricDictionary& dictionary,
