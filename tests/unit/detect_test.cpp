@@ -231,6 +231,35 @@ TEST(CeilingKind, AlarmsOnceThePointsSoFarArePinned) {
   EXPECT_TRUE(detector->findings().empty());
 }
 
+// A DPO loss at ln 2 for a whole run (single batches swinging around it) never learned; a run that logs its
+// accuracy is judged by it instead (at beta 0.05 a healthy run's loss stays near ln 2 while its accuracy climbs).
+TEST(AtLevelKind, ALossAtLn2ForTheWholeRunUnlessTheAccuracyIsLogged) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("preference_loss_at_chance");
+  ASSERT_NE(spec, nullptr);
+  std::vector<int64_t> steps;
+  std::vector<double> loss, accuracy;
+  for (int i = 0; i < 100; ++i) {
+    steps.push_back(10 * (i + 1));
+    loss.push_back(0.6931 + (i % 2 == 0 ? 0.03 : -0.035));
+    accuracy.push_back(0.5 + 0.004 * i);
+  }
+  auto found = scan_with(*spec, one_metric_run("train/loss", steps, loss));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].onset_step, 10);
+  EXPECT_EQ(found[0].end_step, 1000);
+  rldk::Run with_accuracy = one_metric_run("train/loss", steps, loss);
+  Series& a = with_accuracy.series["pref/reward_accuracy"];
+  a.name = "pref/reward_accuracy";
+  a.steps = steps;
+  a.values = accuracy;
+  a.wall_times.assign(steps.size(), NAN);
+  a.segments.assign(steps.size(), 0);
+  EXPECT_TRUE(scan_with(*spec, with_accuracy).empty());
+  // A loss that leaves ln 2 in its last tenth learned.
+  for (int i = 90; i < 100; ++i) loss[i] = 0.64;
+  EXPECT_TRUE(scan_with(*spec, one_metric_run("train/loss", steps, loss)).empty());
+}
+
 // Two detectors that see one entropy collapse are one finding; when one of them eased it because the reward rose
 // over the run, the episode is reported at that severity, and the text says why (never "a note rather than a
 // warning" on a warning).

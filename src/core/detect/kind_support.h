@@ -134,5 +134,6 @@ std::unique_ptr<Detector> make_rebound(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_constant(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_floor(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_ceiling(const DetectorSpec& spec);
+std::unique_ptr<Detector> make_at_level(const DetectorSpec& spec);
 
 }  // namespace rldk::detect

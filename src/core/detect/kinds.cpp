@@ -45,6 +45,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
       {"drawdown", {"smooth", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
       {"rebound", {"smooth", "min_ratio", "min_rise", "min_sigma", "min_points", "max_gap", "history"}},
       {"constant", {"min_points", "max_spread", "relative_spread", "alarm_points"}},
+      {"at_level", {"level", "band", "blocks", "min_points", "capacity"}},
       {"floor", {"min_points", "min_share", "min_before", "min_drop", "max_spread", "relative_spread"}},
       {"ceiling", {"min_points", "min_share"}},
       {"non_finite", {}},
@@ -271,6 +272,7 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
       {"bound", make_bound},             {"steady_trend", make_steady_trend},
       {"drawdown", make_drawdown},       {"rebound", make_rebound},
       {"constant", make_constant},       {"floor", make_floor},       {"ceiling", make_ceiling},
+      {"at_level", make_at_level},
   };
   auto it = factories.find(spec.kind);
   return it == factories.end() ? nullptr : it->second(spec);  // judged_over_metrics kinds: the scan driver's own
