@@ -1110,6 +1110,42 @@ TEST(ConsoleNotebook, OutputsAreReadAndCellSourcesAreNot) {
   }
 }
 
+TEST(ConsoleNotebook, WindowsLineEndingsAreStillANotebook) {
+  // A notebook committed with CRLF line endings (a Colab notebook saved on Windows): its first line is "{\r".
+  std::string text;
+  for (char c : std::string(NOTEBOOK)) {
+    if (c == '\n') text += '\r';
+    text += c;
+  }
+  ReadOutput out = read_text(text, "train.ipynb");
+  EXPECT_TRUE(has_series(only_run(out), "reward/mean", {1, 2}, {0.125, 0.25}));
+  EXPECT_EQ(out.detail.substr(0, 27), "console (jupyter notebook: ");
+}
+
+TEST(ConsoleNotebook, ShapesAreChosenOnTheWholeNotebook) {
+  // A custom GRPO cell: the HF progress display (Step, Training Loss) is stored before the lines the cell printed at
+  // each step, which carry the step and more metrics. The lines are the run, read once; the table is not a first
+  // run over the same steps.
+  std::string rows, lines;
+  for (int step = 1; step <= 6; ++step) {
+    rows += "\"<tr><td>" + std::to_string(step) + "</td><td>0.0" + std::to_string(step) + "</td></tr>\",\n";
+    lines += "\"[Step " + std::to_string(step) + "] loss=0.0" + std::to_string(step) + " reward=0.3 kl=0.001\\n\",\n";
+  }
+  rows.resize(rows.size() - 2);
+  lines.resize(lines.size() - 2);
+  std::string text =
+      "{\n \"cells\": [\n  {\"cell_type\": \"code\", \"outputs\": [\n"
+      "   {\"output_type\": \"display_data\", \"data\": {\"text/html\": [\"<table><thead><tr><th>Step</th>"
+      "<th>Training Loss</th></tr></thead><tbody>\",\n" + rows + ", \"</tbody></table>\"]}},\n"
+      "   {\"output_type\": \"stream\", \"name\": \"stdout\", \"text\": [\n" + lines + "]}\n  ]}\n ],\n"
+      " \"nbformat\": 4\n}\n";
+  ReadOutput out = read_text(text, "grpo_train.ipynb");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "reward/mean", {1, 2, 3, 4, 5, 6}, {0.3, 0.3, 0.3, 0.3, 0.3, 0.3}));
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2, 3, 4, 5, 6}, {0.01, 0.02, 0.03, 0.04, 0.05, 0.06}));
+  EXPECT_EQ(out.detail.find("from line"), std::string::npos) << out.detail;
+}
+
 TEST(ConsoleNotebook, PrintedDictsOfANotebookWithoutATable) {
   // The same notebook without its progress display: the stdout dict is the run, at the tqdm counter's step.
   std::string text = NOTEBOOK;

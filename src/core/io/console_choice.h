@@ -68,6 +68,11 @@ class ShapeChooser {
   ShapeChooser(RecordInterpreter& roles, Emit emit, ShapeChoiceOptions options = {});
 
   void offer(const Match& match, const FlatRecord& record, uint64_t line);
+  // Choose only when the look-ahead is full or the data ends: for input that is whole before it is offered.
+  void decide_at_end() {
+    options_.decide_after_steps = UINT32_MAX;
+    options_.decide_weak_after_records = UINT64_MAX;
+  }
   void finish();
   // "console: key: value fields (412 lines, 9 metrics, step from `(n/N)`); ignored: key=value (2300 lines, no step)".
   std::string detail(uint64_t config_lines, uint64_t summaries) const;

@@ -79,6 +79,11 @@ class ConsoleFormat final : public LineFormat {
   }
 
   void finish() override {
+    // A notebook is read whole before its outputs are offered, so its shapes are chosen on all of them (up to the
+    // look-ahead bounds): a cell's progress display is stored before the lines the cell printed while training, and
+    // a 550-row "Step | Training Loss" table must not win early and then give way to the richer printed lines,
+    // which would read as a second run over the same steps.
+    if (notebook_.active()) chooser_.decide_at_end();
     notebook_.finish();
     kaggle_.finish();
     hf_.flush();

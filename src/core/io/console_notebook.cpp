@@ -145,6 +145,8 @@ void NotebookLog::Output::clear() {
 bool NotebookLog::line(std::string_view text, uint64_t number) {
   if (!decided_) {
     std::string_view t = trim(text);
+    // A notebook committed with Windows line endings: JSON counts the '\r' as whitespace.
+    while (!t.empty() && t.back() == '\r') t.remove_suffix(1);
     if (t.empty()) return false;
     decided_ = true;
     active_ = t == "{";
