@@ -49,6 +49,11 @@ KNOWN_GAPS = {
                       "cell, which is no run setting rldk reads; the mean length is exactly 200 at 5 of 32 steps "
                       "(16 %, under the 35 % the pinned-at-cap inference needs) and 190-199 at 10 more",
     },
+    "unsloth_grpo_qwen3vl_8b_codebook_virl_gspo_30st_truncation": {
+        "truncation": "8 completions a step: the clipped fraction swings 0-1 (0.625, 0, 0.125, 0.625, 0.5 ...) and "
+                      "averages 0.47; five points over 0.4 with at most one below between them come first at steps "
+                      "11-18, dated from 10, where the labels date the cut answers from step 1",
+    },
     "tinyzero_ppo_qwen25_05b_countdown_excerpt_kl_entropy_length_collapse": {
         "length_collapse": "the excerpt begins after the collapse (about 35 tokens of a 256-token cap at all 17 points; "
                            "the author's notes put 181 tokens at step 2): with no start to compare with, only an "
