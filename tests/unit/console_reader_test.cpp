@@ -1122,6 +1122,17 @@ TEST(ConsoleNotebook, WindowsLineEndingsAreStillANotebook) {
   EXPECT_EQ(out.detail.substr(0, 27), "console (jupyter notebook: ");
 }
 
+TEST(ConsoleNotebook, ANotebookOnOneLineIsStillANotebook) {
+  // Kaggle saves a notebook as JSON without line breaks.
+  std::string text;
+  for (char c : std::string(NOTEBOOK)) {
+    if (c != '\n') text += c;
+  }
+  ReadOutput out = read_text(text, "training.ipynb");
+  EXPECT_TRUE(has_series(only_run(out), "reward/mean", {1, 2}, {0.125, 0.25}));
+  EXPECT_EQ(out.detail.substr(0, 27), "console (jupyter notebook: ");
+}
+
 TEST(ConsoleNotebook, ShapesAreChosenOnTheWholeNotebook) {
   // A custom GRPO cell: the HF progress display (Step, Training Loss) is stored before the lines the cell printed at
   // each step, which carry the step and more metrics. The lines are the run, read once; the table is not a first

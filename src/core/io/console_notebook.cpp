@@ -149,7 +149,10 @@ bool NotebookLog::line(std::string_view text, uint64_t number) {
     while (!t.empty() && t.back() == '\r') t.remove_suffix(1);
     if (t.empty()) return false;
     decided_ = true;
-    active_ = t == "{";
+    // Jupyter writes "{" alone on the first line; Kaggle and some tools write the whole notebook on one line.
+    std::string_view file = context_.file;
+    bool ipynb = file.size() >= 6 && file.substr(file.size() - 6) == ".ipynb";
+    active_ = t == "{" || (ipynb && t.front() == '{');
     first_line_ = number;
   }
   if (!active_) return false;
