@@ -32,7 +32,10 @@ namespace {
 //
 // With `beyond_start: yes`, a shift is reported only when its level is also beyond where the run started (the median
 // of its first START_POINTS values): a gradient norm that fell from 8 to 0.1 and came back to 2 rose 12x against
-// the level it had fallen to, but it is a recovery, not an explosion.
+// the level it had fallen to, but it is a recovery, not an explosion. Nor is a level that ordinary points before the
+// onset already passed (their 90th percentile, of up to LOOKBACK points): a GRPO norm of ~0.001 on steps whose
+// groups all scored alike and ~0.06 on the others moves its median to 0.011 when the second kind grows more
+// frequent, which is a mixture shifting, not an explosion.
 class LevelShift : public Detector {
  public:
   explicit LevelShift(const DetectorSpec& s) : Detector(s) {
@@ -210,6 +213,8 @@ class LevelShift : public Detector {
     if (beyond_start_ && !firsts_.empty()) {
       std::vector<double> firsts(firsts_);
       if (!(episode_side_ * (transformed(log_, level) - stats::median_in_place(firsts)) > 0)) return;
+      double ordinary = ordinary_extreme_before_onset();
+      if (std::isfinite(ordinary) && !(episode_side_ * (transformed(log_, level) - ordinary) > 0)) return;
     }
     double sigma = scale_;
     // CUSUM also crosses h when noise drifts by about k for long enough; an episode whose level moved less than
@@ -351,6 +356,19 @@ class LevelShift : public Detector {
     }
     return scratch_.empty() ? NaN : stats::median_in_place(scratch_);
   }
+  // The ordinary upper (or, for a fall, lower) range of the points before the episode's onset: their 90th (10th)
+  // percentile, of up to LOOKBACK points (working units); NaN with fewer than PRE_ONSET_POINTS.
+  double ordinary_extreme_before_onset() {
+    scratch_.clear();
+    for (const RingWindow* window : {&recent_, &warm_tail_}) {
+      for (int i = window->size() - 1; i >= 0 && scratch_.size() < static_cast<size_t>(LOOKBACK); --i) {
+        if (window->step_from_oldest(i) < episode_.onset) scratch_.push_back(window->at_from_oldest(i));
+      }
+    }
+    if (scratch_.size() < PRE_ONSET_POINTS) return NaN;
+    std::sort(scratch_.begin(), scratch_.end());
+    return stats::quantile_sorted(scratch_, episode_side_ > 0 ? ORDINARY_QUANTILE : 1 - ORDINARY_QUANTILE);
+  }
   void follow_pending(int64_t step, double v) {
     tail_smoothed_ += LEVEL_SMOOTHING * (v - tail_smoothed_);
     if (tail_side_ * (tail_smoothed_ - tail_base_) >= tail_threshold_) {
@@ -383,6 +401,7 @@ class LevelShift : public Detector {
   RingWindow recent_;
   RingWindow warm_tail_;  // the warm-up's last PRE_ONSET_POINTS values
   static constexpr size_t PRE_ONSET_POINTS = 10;
+  static constexpr double ORDINARY_QUANTILE = 0.9;
   std::vector<double> scratch_;
   std::vector<double> episode_z_;
   // With `onset: ramp`: the episode's points (working units), for the flat-then-linear fit of its start.
