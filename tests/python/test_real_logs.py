@@ -15,7 +15,7 @@ CASE_BY_SLUG = {c["slug"]: c for c in CASES}
 
 # Detector ids a gap may name on a healthy log (a warning the log's labels say is wrong), beside failure types.
 KNOWN_FALSE_ALARM_DETECTORS = {"entropy_above_start", "kl_above_range", "reward_spread_zero", "reward_constant",
-                                "entropy_collapse"}
+                                "entropy_collapse", "chosen_reward_below"}
 
 # slug -> {labeled failure type, "parse", or a detector of KNOWN_FALSE_ALARM_DETECTORS: why rldk gets it wrong today}
 KNOWN_GAPS = {
@@ -53,6 +53,12 @@ KNOWN_GAPS = {
         "truncation": "8 completions a step: the clipped fraction swings 0-1 (0.625, 0, 0.125, 0.625, 0.5 ...) and "
                       "averages 0.47; five points over 0.4 with at most one below between them come first at steps "
                       "11-18, dated from 10, where the labels date the cut answers from step 1",
+    },
+    "unsloth_dpo_tinyllama_gsm8k_prm_critic_iterative_3rounds_healthy": {
+        "chosen_reward_below": "iterative DPO whose first round's chosen reward sinks to -1.7 on average (-2.6 at its "
+                               "lowest, logps/chosen -63 -> -80) while the margin grows to 1.1: the smoothed level "
+                               "passes the -2 bound for 65 steps, which the labels call mild likelihood displacement "
+                               "(their alternative label: reward_collapse from call 551)",
     },
     "tinyzero_ppo_qwen25_05b_countdown_excerpt_kl_entropy_length_collapse": {
         "length_collapse": "the excerpt begins after the collapse (about 35 tokens of a 256-token cap at all 17 points; "
