@@ -14,15 +14,21 @@
 namespace rldk {
 namespace {
 
-// One metric's points as a run (one segment), and a scan of that run by one catalog detector alone.
-rldk::Run one_metric_run(const std::string& name, const std::vector<int64_t>& steps, const std::vector<double>& values) {
-  rldk::Run run;
+// Adds one metric's points to a run (one segment).
+void add_metric(rldk::Run& run, const std::string& name, const std::vector<int64_t>& steps,
+                const std::vector<double>& values) {
   Series& s = run.series[name];
   s.name = name;
   s.steps = steps;
   s.values = values;
   s.wall_times.assign(steps.size(), NAN);
   s.segments.assign(steps.size(), 0);
+}
+
+// One metric's points as a run (one segment), and a scan of that run by one catalog detector alone.
+rldk::Run one_metric_run(const std::string& name, const std::vector<int64_t>& steps, const std::vector<double>& values) {
+  rldk::Run run;
+  add_metric(run, name, steps, values);
   return run;
 }
 
@@ -192,12 +198,7 @@ TEST(CeilingKind, DefersToALoggedClippedFraction) {
   rldk::Run unlogged = one_metric_run("response/length_mean", steps, length);
   EXPECT_EQ(scan_with(*spec, unlogged).size(), 1u);
   rldk::Run logged = unlogged;
-  Series& c = logged.series["response/clipped_frac"];
-  c.name = "response/clipped_frac";
-  c.steps = steps;
-  c.values = clipped;
-  c.wall_times.assign(steps.size(), NAN);
-  c.segments.assign(steps.size(), 0);
+  add_metric(logged, "response/clipped_frac", steps, clipped);
   EXPECT_TRUE(scan_with(*spec, logged).empty());
 }
 
@@ -248,12 +249,7 @@ TEST(AtLevelKind, ALossAtLn2ForTheWholeRunUnlessTheAccuracyIsLogged) {
   EXPECT_EQ(found[0].onset_step, 10);
   EXPECT_EQ(found[0].end_step, 1000);
   rldk::Run with_accuracy = one_metric_run("train/loss", steps, loss);
-  Series& a = with_accuracy.series["pref/reward_accuracy"];
-  a.name = "pref/reward_accuracy";
-  a.steps = steps;
-  a.values = accuracy;
-  a.wall_times.assign(steps.size(), NAN);
-  a.segments.assign(steps.size(), 0);
+  add_metric(with_accuracy, "pref/reward_accuracy", steps, accuracy);
   EXPECT_TRUE(scan_with(*spec, with_accuracy).empty());
   // A loss that leaves ln 2 in its last tenth learned.
   for (int i = 90; i < 100; ++i) loss[i] = 0.64;
