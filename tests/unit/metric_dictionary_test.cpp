@@ -98,6 +98,13 @@ INSTANTIATE_TEST_SUITE_P(
         NameCase{"critic/score/mean", "reward/mean"}, NameCase{"critic/vf_loss", "value/loss"},
         NameCase{"response_length/mean", "response/length_mean"}, NameCase{"timing_s/step", "perf/step_time"},
         NameCase{"training/epoch", "train/epoch"},
+        // verl's rollout correction: the k3 trainer/rollout KL is read, the direct estimator (it can dip below 0) not
+        NameCase{"rollout_corr/k3_kl", "rollout/vllm_kl"}, NameCase{"mismatch/mismatch_k3_kl", "rollout/vllm_kl"},
+        NameCase{"rollout_corr/kl", "rollout_corr/kl"}, NameCase{"rollout_corr/rollout_is_mean", "rollout/is_ratio_mean"},
+        NameCase{"rollout_corr/rollout_is_max", "rollout_corr/rollout_is_max"},
+        // XTuner's RL trainer
+        NameCase{"response/rewards/mean", "reward/mean"}, NameCase{"response/response_len/mean", "response/length_mean"},
+        NameCase{"entropy/train", "policy/entropy"}, NameCase{"mismatch/mismatch_logprob_abs_diff", "rollout/logprob_diff"},
         // legacy rldk
         NameCase{"kl_mean", "policy/kl"}, NameCase{"reward_mean", "reward/mean"},
         NameCase{"entropy_mean", "policy/entropy"}, NameCase{"clip_frac", "policy/clip_frac"},
