@@ -86,6 +86,21 @@ TEST(JsonlLongForm, MalformedLinesAreDiagnosedWithKindAndLine) {
   for (const auto& d : out.diagnostics.examples()) EXPECT_EQ(d.file, "events.jsonl");
 }
 
+// A hand-written loop's json.dumps writes None as null: on a field the dictionary does not know, a null is no value,
+// never a NaN (an episode's turns_to_failure when nothing failed read as 180 non-finite values). On a known metric a
+// null after its first number stays a NaN (how orjson writes one), as above.
+TEST(JsonlWide, NullOnAnUnknownFieldIsNoValue) {
+  ReadOutput out = read_text(R"({"step": 1, "reward": 0.5, "turns_to_failure": null}
+{"step": 2, "reward": 0.7, "turns_to_failure": 3}
+{"step": 3, "reward": null, "turns_to_failure": null}
+{"step": 4, "reward": 0.6, "turns_to_failure": 5}
+)",
+                             "episodes.jsonl");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "turns_to_failure", {2, 4}, {3, 5})) << names_of(run);
+  EXPECT_TRUE(has_series(run, "reward/mean", {1, 2, 3, 4}, {0.5, 0.7, NaN, 0.6}));
+}
+
 TEST(JsonlWide, NestedObjectsListsTextAndBookkeeping) {
   ReadOutput out = read_text(WIDE_JSONL, "metrics.jsonl");
   EXPECT_EQ(out.detail, "jsonl (wide records)");

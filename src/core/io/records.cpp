@@ -142,6 +142,8 @@ const RecordInterpreter::Column& RecordInterpreter::column(size_t index, std::st
     c.role = role(name);
     c.step_priority = c.role == FieldRole::step ? context_.emitter.dictionary().step_key_priority(name) : -1;
     c.alias_rank = c.role == FieldRole::metric ? context_.emitter.dictionary().alias_rank(name) : 0;
+    const auto& dictionary = context_.emitter.dictionary();
+    c.in_dictionary = c.role == FieldRole::metric && dictionary.find(dictionary.canonical_name(name)) != nullptr;
     c.run = NO_RUN;
     c.numbered = false;
   }
@@ -213,6 +215,9 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
     if (!value_of(record, f, value)) continue;  // text fields (phase names, notes) are not metrics
     // JSON null is how orjson and TRL write a NaN, but also how a logger writes "not applicable" (a reference KL
     // with no reference model): a null before the metric's first number is not logged yet, one after it is a NaN.
+    // A field the dictionary does not know comes from a hand-written loop, whose json.dumps writes a NaN as NaN and
+    // None as null: there a null is no value at any time (an episode's turns_to_failure when nothing failed).
+    if (f.kind == ValueKind::null && !c.in_dictionary) continue;
     if (!c.numbered) {
       std::string& key = numbered_key_;
       key.assign(run_id).push_back('\0');

@@ -79,6 +79,7 @@ class RecordInterpreter {
     uint32_t run = NO_RUN;  // the metric id below belongs to this run (NO_RUN: not known yet)
     uint32_t metric = 0;
     bool numbered = false;  // this key has had a number in this run (see the null rule in wide())
+    bool in_dictionary = false;  // a metric the dictionary knows (see the null rule in wide())
   };
   static constexpr uint32_t NO_RUN = UINT32_MAX;
 
