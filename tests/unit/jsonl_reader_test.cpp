@@ -101,6 +101,24 @@ TEST(JsonlWide, NullOnAnUnknownFieldIsNoValue) {
   EXPECT_TRUE(has_series(run, "reward/mean", {1, 2, 3, 4}, {0.5, 0.7, NaN, 0.6}));
 }
 
+// A hand-written loop that logs TRL's whole stats dict inside its record: the container is no part of the names. A
+// bare name under a container ("critic": {"loss"}) or an evaluation split keeps its path: there the container is
+// part of the meaning.
+TEST(JsonlWide, TrainerStatsDictInsideARecord) {
+  ReadOutput out = read_text(
+      R"({"step": 1, "ppo_stats": {"objective/kl": 0.5, "ppo/policy/entropy": 0.7, "ppo/val/error": 2}, "critic": {"loss": 1.5}, "val": {"objective/kl": 0.9}}
+{"step": 2, "ppo_stats": {"objective/kl": 0.6, "ppo/policy/entropy": 0.6, "ppo/val/error": 3}, "critic": {"loss": 1.4}, "val": {"objective/kl": 1.0}}
+)",
+      "episodes.jsonl");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "policy/kl_seq", {1, 2}, {0.5, 0.6})) << names_of(run);
+  EXPECT_TRUE(has_series(run, "policy/entropy", {1, 2}, {0.7, 0.6}));
+  EXPECT_TRUE(has_series(run, "ppo_stats/ppo/val/error", {1, 2}, {2, 3}));  // unknown under the container: kept whole
+  EXPECT_TRUE(has_series(run, "value/loss", {1, 2}, {1.5, 1.4}));  // critic/loss, a name as it is
+  EXPECT_TRUE(has_series(run, "val/objective/kl", {1, 2}, {0.9, 1.0}));
+  EXPECT_EQ(run.find("train/loss"), nullptr);
+}
+
 TEST(JsonlWide, NestedObjectsListsTextAndBookkeeping) {
   ReadOutput out = read_text(WIDE_JSONL, "metrics.jsonl");
   EXPECT_EQ(out.detail, "jsonl (wide records)");

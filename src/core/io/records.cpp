@@ -130,15 +130,35 @@ bool RecordInterpreter::is_verl(const FlatRecord& record) {
   return any_data;
 }
 
-const RecordInterpreter::Column& RecordInterpreter::column(size_t index, std::string_view key,
-                                                           std::string_view strip_prefix) {
+// A hand-written loop that logs a trainer's whole stats dict inside its own record ({"step": 3, "ppo_stats":
+// {"objective/kl": 0.4, "ppo/mean_scores": 0.7}}): the container is no part of the metrics' names. Taken only when
+// the name under the container is namespaced itself (a trainer's metric name, not a bare "loss" that a "critic" or
+// "ref" container would change the meaning of), is known to the dictionary, and the container is no evaluation split.
+std::string_view RecordInterpreter::without_stats_container(std::string_view name) const {
+  const auto& dictionary = context_.emitter.dictionary();
+  size_t cut = name.find('/');
+  if (cut == std::string_view::npos || cut == 0) return name;
+  std::string_view container = name.substr(0, cut), inner = name.substr(cut + 1);
+  if (inner.find('/') == std::string_view::npos) return name;
+  if (dictionary.find(dictionary.canonical_name(name)) != nullptr) return name;
+  std::string split(container);
+  for (char& ch : split) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (MetricDictionary::is_evaluation_name(split + "/") || split.rfind("val", 0) == 0 || split == "dev") return name;
+  return dictionary.find(dictionary.canonical_name(inner)) != nullptr ? inner : name;
+}
+
+const RecordInterpreter::Column& RecordInterpreter::column(size_t index, const FlatRecord& record,
+                                                           const FlatField& field, std::string_view strip_prefix) {
   if (index >= columns_.size()) columns_.resize(index + 1);
   Column& c = columns_[index];
+  std::string_view key = record.key(field);
   if (!c.known || c.key != key) {
     c.known = true;
     c.key.assign(key);
     // The role is that of the name the metric will have: verl's data/training/global_step is a step field.
     std::string_view name = strip(key, strip_prefix);
+    if (field.depth > 0) name = without_stats_container(name);
+    c.name.assign(name);
     c.role = role(name);
     c.step_priority = c.role == FieldRole::step ? context_.emitter.dictionary().step_key_priority(name) : -1;
     c.alias_rank = c.role == FieldRole::metric ? context_.emitter.dictionary().alias_rank(name) : 0;
@@ -164,7 +184,7 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
   std::string_view run_id;
   for (size_t i = 0; i < record.fields.size(); ++i) {
     const FlatField& f = record.fields[i];
-    const Column& c = column(i, record.key(f), strip_prefix);
+    const Column& c = column(i, record, f, strip_prefix);
     switch (c.role) {
       case FieldRole::step:
         if (step_field == nullptr || c.step_priority < best_priority) {
@@ -221,7 +241,7 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
     if (!c.numbered) {
       std::string& key = numbered_key_;
       key.assign(run_id).push_back('\0');
-      key.append(strip(record.key(f), strip_prefix));
+      key.append(c.name);
       if (f.kind == ValueKind::null) {
         if (!numbered_.count(key)) continue;
       } else {
@@ -231,7 +251,7 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
     }
     if (run == NO_RUN) run = context_.emitter.run_index(run_id);
     if (c.run != run) {
-      c.metric = context_.emitter.metric_index(run, strip(record.key(f), strip_prefix));
+      c.metric = context_.emitter.metric_index(run, c.name);
       c.run = run;
     }
     // Two names for one metric in one record (TRL prints completion_length and completions/mean_length, verl

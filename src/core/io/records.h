@@ -80,12 +80,14 @@ class RecordInterpreter {
     uint32_t metric = 0;
     bool numbered = false;  // this key has had a number in this run (see the null rule in wide())
     bool in_dictionary = false;  // a metric the dictionary knows (see the null rule in wide())
+    std::string name;            // the metric's name: the key without the stripped prefix or a stats container
   };
   static constexpr uint32_t NO_RUN = UINT32_MAX;
 
   static EventFields event_fields(const FlatRecord& record);
   void emit_event(const FlatRecord& record, const EventFields& event, uint64_t line);
-  const Column& column(size_t index, std::string_view key, std::string_view strip_prefix);
+  const Column& column(size_t index, const FlatRecord& record, const FlatField& field, std::string_view strip_prefix);
+  std::string_view without_stats_container(std::string_view name) const;
   static std::string_view strip(std::string_view key, std::string_view prefix);
   bool value_of(const FlatRecord& record, const FlatField& field, double& value) const;
   double time_of(const FlatRecord& record, const FlatField& field, uint64_t line);
