@@ -15,7 +15,8 @@ CASE_BY_SLUG = {c["slug"]: c for c in CASES}
 
 # Detector ids a gap may name on a healthy log (a warning the log's labels say is wrong), beside failure types.
 KNOWN_FALSE_ALARM_DETECTORS = {"entropy_above_start", "kl_above_range", "reward_spread_zero", "reward_constant",
-                                "entropy_collapse", "chosen_reward_below"}
+                                "entropy_collapse", "chosen_reward_below", "reward_collapse", "reward_spread_collapse",
+                                "entropy_rebound"}
 
 # slug -> {labeled failure type, "parse", or a detector of KNOWN_FALSE_ALARM_DETECTORS: why rldk gets it wrong today}
 KNOWN_GAPS = {
@@ -131,6 +132,32 @@ KNOWN_GAPS = {
         "reward_collapse": "the chosen implicit reward slides 0.36 -> -0.31 -> -1.06 -> -1.99 (window means) over the "
                            "2 MB excerpt, meeting the chosen-reward bound of -2 only at its end; a KTO run logs no "
                            "task reward for the reward-collapse detectors",
+    },
+    "custom_grpo_qwen25_3b_countdown_notebook_28st_healthy": {
+        "parse": "the steps are printed as a bare `[N/1000]` counter, which rldk does not take for a step (evaluation "
+                 "loops print it too: `[100/444] running IoU=0.895`, repeating), so the lines are numbered by call; "
+                 "a vLLM start-up line `# cuda blocks: 15608, # CPU blocks: 7281` takes call 1, shifting the rest",
+    },
+    "trl_ppo_qwen25_7b_lora_clinical_redteam_appended_runs_flat_healthy": {
+        "parse": "the loop logs one line per episode: its own `reward` (0, 0.7 or 0.9) beside TRL's batch "
+                 "`ppo/mean_scores` under `ppo_stats`; both are reward/mean and the dictionary's first name (`reward`) "
+                 "is kept, where the labels expect the batch mean",
+        "reward_collapse": "read from the per-episode reward above (mostly 0, best 0.7-0.9): a single episode's score",
+        "reward_spread_zero": "8 of the last run's 25 PPO updates had all four rewards 0 (each update's stats repeated "
+                              "on its 4 episode lines): true, but the labels call a run that never learned healthy",
+        "reward_spread_collapse": "as reward_spread_zero",
+        "entropy_rebound": "the per-token entropy 0.41 -> 0.66 over the last 12 episodes (3 updates) of a 5-run file",
+    },
+    "unsloth_grpo_gemma3_1b_quantqa_158st_correctness_never_paid_flat_healthy": {
+        "reward_spread_zero": "the spread is 0 at 9 of 17 steps from step 42 (28 of 158 in all): true, but the labels "
+                              "call intermittent zero spread healthy; no share of zero steps separates these from the "
+                              "labeled no-signal runs (0.53-0.62 on two of them)",
+    },
+    "unsloth_grpo_qwen25_14b_tsp_20st_kl_spike_flat_healthy": {
+        "kl_above_range": "KL 14.4 nats at step 18 and 1.9 at 19, back to 0.036 at 20 (the run then stops on a "
+                          "traceback): two points far above the band, critical; the labels call a recovered spike "
+                          "healthy",
+        "reward_spread_zero": "the spread is 0 at 9 of 15 steps from step 3: as in the quantqa run",
     },
     "unsloth_grpo_llama3b_wandb_truncation": {
         "length_growth": "the length grows only 420 -> 512 (the cap); truncation is found from the first step and "
