@@ -518,6 +518,29 @@ TEST(ConsoleCustom, BracketedCounterLinesWinOverPerSamplePrints) {
   EXPECT_TRUE(out.diagnostics.empty());
 }
 
+// A hand-written loop that numbers its steps "[N/1000]" and nothing else, logging every 10th step, among a library's
+// start-up lines with "Key: value" pairs: the lines are dated by the counter (not numbered 1, 2, ... by call), and
+// the start-up line, which has no counter, is no step of theirs. An evaluation loop's "[n/N] running IoU=..." is no
+// such line: its counter does not stand alone before the values.
+TEST(ConsoleCustom, ALeadingBracketCounterIsTheStep) {
+  std::string log = "INFO 09-17 23:07:22 [executor_base.py:112] # cuda blocks: 15608, # CPU blocks: 7281\n";
+  for (int step = 0; step <= 40; step += 10) {
+    log += "[" + std::to_string(step) + "/1000]  loss: 0." + std::to_string(step / 10 + 1) +
+           ", kl-penalty: 0.0" + std::to_string(step / 10 + 1) + ", entropy:8" + std::to_string(step / 10) + "\n";
+    log += "  [100/444] running IoU=0.8" + std::to_string(step / 10) + "\n";
+  }
+  ReadOutput out = read_text(log, "train.log");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {
+                      {"train/loss", {0, 10, 20, 30, 40}, {0.1, 0.2, 0.3, 0.4, 0.5}},
+                      {"policy/entropy", {0, 10, 20, 30, 40}, {80, 81, 82, 83, 84}},
+                      {"kl-penalty", {0, 10, 20, 30, 40}, {0.01, 0.02, 0.03, 0.04, 0.05}},
+                  });
+  EXPECT_EQ(run.find("CPU blocks"), nullptr) << names_of(run);
+  EXPECT_NE(out.detail.find("key: value (5 lines, 3 metrics, step from the leading `[n/N]`)"), std::string::npos)
+      << out.detail;
+}
+
 // A custom PPO loop prints a stats dict (values as tensor(...) reprs) just before its "Step: N | Loss | KL" line, and
 // samples between steps. The stepped line wins the choice; the dict goes with it, at its step, instead of being
 // dropped with its rewards and advantages. A metric both print (`KL` in the line, `kl` in the dict) stays the stepped

@@ -25,6 +25,7 @@ std::string_view step_from_phrase(StepFrom from) {
     case StepFrom::field: return "step from the step field";
     case StepFrom::label: return "step from the step label";
     case StepFrom::counter: return "step from `(n/N)`";
+    case StepFrom::bracket: return "step from the leading `[n/N]`";
     case StepFrom::column: return "step from the Step column";
     case StepFrom::tqdm: return "step from the tqdm counter";
     case StepFrom::epoch: return "step from epoch x steps per epoch";

@@ -194,6 +194,9 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
   if (auto label = find_step_label(s.substr(0, first_key), is_step_word)) {
     return Match::record_of(Shape::key_value, label->from_counter ? StepFrom::counter : StepFrom::label, label->step);
   }
+  if (auto n = leading_bracket_counter(s.substr(0, first_key))) {
+    return Match::record_of(Shape::key_value, StepFrom::bracket, *n);
+  }
   return Match::record_of(Shape::key_value, StepFrom::none);
 }
 
@@ -293,6 +296,11 @@ Match parse_fields(std::string_view s, FlatRecord& record, const MetricDictionar
   auto is_step_word = [&](std::string_view word) { return is_step_key(word, dictionary); };
   if (auto label = find_step_label(s.substr(0, first_metric), is_step_word)) {
     return Match::record_of(Shape::fields, label->from_counter ? StepFrom::counter : StepFrom::label, label->step);
+  }
+  if (first_metric != std::string_view::npos) {
+    if (auto n = leading_bracket_counter(s.substr(0, first_metric))) {
+      return Match::record_of(Shape::fields, StepFrom::bracket, *n);
+    }
   }
   return Match::record_of(Shape::fields, StepFrom::none);
 }

@@ -39,6 +39,7 @@ enum class StepFrom : uint8_t {
   field,     // a step key among the fields (step=10, 'global_step': 10, verl's step:N)
   label,     // a step word before the values: "Step 10:", "Global step 12:", "Iter [3/500]"
   counter,   // a parenthesised counter "(n/N)" (after an optional epoch counter "[e/E]")
+  bracket,   // a bracketed counter "[n/N]" that opens the line, before its values: "[12/1000]  loss: 0.3, kl: 0.01"
   column,    // the Step column of a table
   tqdm,      // the numerator of the tqdm counter of the training loop
   epoch,     // the dict's epoch times the steps per epoch of the training counter
@@ -46,7 +47,7 @@ enum class StepFrom : uint8_t {
   log_call,  // HF dicts without any of those: numbered by log call
   follows,   // eval dicts: the step of the last training dict
 };
-constexpr size_t STEP_FROM_COUNT = 10;
+constexpr size_t STEP_FROM_COUNT = 11;
 
 // Shapes whose lines without a step are a different kind of line (per-sample prints, settings) from the lines with
 // one: they are counted and chosen apart. Dict shapes keep one count, whatever each record's step source.

@@ -62,6 +62,15 @@ size_t parse_fraction(std::string_view s, Counter& out) {
   return used;
 }
 
+std::optional<int64_t> leading_bracket_counter(std::string_view before_values) {
+  std::string_view s = trim(before_values);
+  if (s.size() < 5 || s.front() != '[' || s.back() != ']') return std::nullopt;  // "[n/N]" at the least
+  Counter c;
+  size_t used = parse_fraction(s.substr(1), c);
+  if (used != s.size() - 2 || c.total == 0 || c.n > c.total || c.total > MAX_COUNTER) return std::nullopt;
+  return c.n;
+}
+
 void append_number(FlatRecord& record, std::string_view key, double value) {
   FlatField f{};
   f.key_begin = static_cast<uint32_t>(record.arena.size());

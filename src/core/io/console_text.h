@@ -78,6 +78,12 @@ struct StepLabel {
 template <typename IsStepWord>
 std::optional<StepLabel> find_step_label(std::string_view s, IsStepWord&& is_step_word);
 
+// A bracketed counter "[n/N]" that is all the text before a line's values ("[12/1000]  loss: 0.3"): a hand-written
+// loop's step when nothing else names one. Not taken inside other text, nor before a dict: evaluation and per-sample
+// loops print "[100/444] running IoU=0.895" too, so the shape it dates still has to win on its metrics (a loop that
+// prints one metric per sample loses to the training lines).
+std::optional<int64_t> leading_bracket_counter(std::string_view before_values);
+
 // Appends a number field to a record built from text (keys are copied into the arena).
 void append_number(FlatRecord& record, std::string_view key, double value);
 // Appends a field whose value text is a Python scalar (np.float64(x), None, True, tensor(x)); false (and nothing
