@@ -133,11 +133,6 @@ KNOWN_GAPS = {
                            "2 MB excerpt, meeting the chosen-reward bound of -2 only at its end; a KTO run logs no "
                            "task reward for the reward-collapse detectors",
     },
-    "custom_grpo_qwen25_3b_countdown_notebook_28st_healthy": {
-        "parse": "the steps are printed as a bare `[N/1000]` counter, which rldk does not take for a step (evaluation "
-                 "loops print it too: `[100/444] running IoU=0.895`, repeating), so the lines are numbered by call; "
-                 "a vLLM start-up line `# cuda blocks: 15608, # CPU blocks: 7281` takes call 1, shifting the rest",
-    },
     "trl_ppo_qwen25_7b_lora_clinical_redteam_appended_runs_flat_healthy": {
         "parse": "the loop logs one line per episode: its own `reward` (0, 0.7 or 0.9) beside TRL's batch "
                  "`ppo/mean_scores` under `ppo_stats`; both are reward/mean and the dictionary's first name (`reward`) "
@@ -206,8 +201,8 @@ def test_real_log(case, rows):
 # Live monitoring on the same logs (`rldk monitor --once` with the guard preset and the scan preset): the regression
 # floor for how often a failing run is flagged in time (an alert about a labeled failure near its onset) and how
 # rarely a healthy one is warned. Measured when these were set: 56 of 74 failing logs in time (every one with some
-# alert but a run whose failures are all known gaps), 15 of 62 healthy logs with a warning; last measured: 68 of 87
-# in time, 20 of 82 healthy logs warned; live there is no hindsight (a dip that later recovers, a run that
+# alert but a run whose failures are all known gaps), 15 of 62 healthy logs with a warning; last measured: 70 of 89
+# in time, 22 of 85 healthy logs warned; live there is no hindsight (a dip that later recovers, a run that
 # learned over its whole length), so the monitor warns more than the scan does.
 def test_live_monitor_flags_failing_runs_in_time(rows):
     failing = [r for r in rows.values() if "live_on_time" in r]
