@@ -127,6 +127,25 @@ TEST(ChangePoint, RampStartDatesARampAndAStep) {
   EXPECT_EQ(ramp_start(tiny), 0u);
 }
 
+// A change that levels off again: the hinge tilts its line through the new level and starts early; the levelling
+// model dates the jump and the ramp, and on a ramp to the last point agrees with the hinge.
+TEST(ChangePoint, RampStartLevellingDatesAJumpThatHoldsItsLevel) {
+  std::vector<double> jump;
+  for (int i = 0; i < 30; ++i) jump.push_back(0.5 + 0.02 * ((i * 7) % 5 - 2));
+  for (double v : {0.7, 1.0, 1.5, 1.9}) jump.push_back(v);
+  for (int i = 0; i < 25; ++i) jump.push_back(2.0 + 0.02 * ((i * 3) % 5 - 2));
+  EXPECT_LT(ramp_start(jump, 11), 28u);  // the hinge's early start this model corrects
+  EXPECT_GE(ramp_start_levelling(jump, 11), 30u);  // the jump's first point (0.7) or the next
+  EXPECT_LE(ramp_start_levelling(jump, 11), 31u);
+  std::vector<double> ramp = {1, 1, 1, 1, 1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(ramp_start_levelling(ramp), 5u);
+  std::vector<double> step = {0, 0, 0, 0, 0, 9, 9, 9, 9};
+  EXPECT_EQ(ramp_start_levelling(step), 5u);
+  std::vector<double> from_start = {1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(ramp_start_levelling(from_start), 0u);
+  EXPECT_EQ(ramp_start_levelling(std::vector<double>{1, 2}), 0u);
+}
+
 TEST(ChangePoint, MeanShiftStartSplitsTwoLevels) {
   std::vector<double> x = {0, 0.1, -0.1, 0, 5, 5.1, 4.9, 5};
   EXPECT_EQ(mean_shift_start(x), 4u);

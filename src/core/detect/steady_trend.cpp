@@ -11,7 +11,8 @@
 //   - optionally (min_late_share, min_end), a drift that keeps its pace: the move from the middle of the run to its
 //     end at least min_late_share of the whole move, and the end past min_end. A healthy KL rises from 0 and levels
 //     off; a drifting one goes on rising as fast.
-// The onset is where the drift began (stats::ramp_start over the thinned run); the episode runs to the last point.
+// The onset is where the drift began (stats::ramp_start_levelling over the thinned run: a drift may level off before
+// the run ends); the episode runs to the last point.
 // With `live: so_far`, the same test is applied to the points so far, each time they have grown by a sixteenth (a
 // loss running from 2 to -100 by step 170 of 1,000 is a runaway then, not only when the run ends): the alarm comes
 // at the first point where the run, had it ended there, would have been reported; the scan keeps that step as the
@@ -139,7 +140,8 @@ class SteadyTrend final : public Detector {
     int direction = mk.z > 0 ? 1 : -1;
     if (!(std::fabs(mk.z) >= min_z_ && direction_allows(sign_, mk.z)) || !far_enough(direction)) return v;
     v.found = true;
-    v.onset = magnitude_ ? departure(values, start, end) : stats::ramp_start(working, std::max<size_t>(2, n / 5));
+    v.onset = magnitude_ ? departure(values, start, end)
+                         : stats::ramp_start_levelling(working, std::max<size_t>(2, n / 5));
     // The peak is the most extreme kept point in the drift's direction.
     for (size_t i = 1; i < n; ++i) {
       if (direction * (values[i] - values[v.peak]) > 0) v.peak = i;

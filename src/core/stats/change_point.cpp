@@ -43,6 +43,51 @@ size_t ramp_start(std::span<const double> x, size_t min_after) {
   return best;
 }
 
+size_t ramp_start_levelling(std::span<const double> x, size_t min_after) {
+  const size_t n = x.size();
+  if (n < 3) return 0;
+  min_after = std::max<size_t>(min_after, 1);
+  // Prefix sums over i of 1, i, i^2, v and i v (v relative to the first point, as in ramp_start), so that the sums
+  // of u, u^2 and u v over the ramp [c1 + 1, c2) and the top [c2, n) of each candidate are O(1).
+  const double origin = x[0];
+  std::vector<double> s1(n + 1, 0), s2(n + 1, 0), sv(n + 1, 0), siv(n + 1, 0);
+  double sxx = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double fi = static_cast<double>(i), v = x[i] - origin;
+    s1[i + 1] = s1[i] + fi;
+    s2[i + 1] = s2[i] + fi * fi;
+    sv[i + 1] = sv[i] + v;
+    siv[i + 1] = siv[i] + fi * v;
+    sxx += v * v;
+  }
+  const double count = static_cast<double>(n), sx = sv[n];
+  const double var_x = sxx - sx * sx / count;
+  double best_sse = std::numeric_limits<double>::infinity();
+  size_t best = 0;
+  for (long c1 = -1; c1 + static_cast<long>(min_after) < static_cast<long>(n); ++c1) {
+    const double c = static_cast<double>(c1);
+    const size_t ramp_begin = static_cast<size_t>(c1 + 1);
+    for (size_t c2 = ramp_begin; c2 <= n; ++c2) {
+      // Ramp: i in [ramp_begin, c2), u = i - c1. Top: i in [c2, n), u = c2 - c1 (c2 = ramp_begin: a step).
+      double k = static_cast<double>(c2 - ramp_begin);
+      double r1 = s1[c2] - s1[ramp_begin], r2 = s2[c2] - s2[ramp_begin];
+      double rv = sv[c2] - sv[ramp_begin], riv = siv[c2] - siv[ramp_begin];
+      double top = static_cast<double>(n - c2), level = static_cast<double>(c2) - c;
+      double su = (r1 - c * k) + level * top;
+      double suu = (r2 - 2 * c * r1 + c * c * k) + level * level * top;
+      double sux = (riv - c * rv) + level * (sv[n] - sv[c2]);
+      double var_u = suu - su * su / count, cov = sux - su * sx / count;
+      double sse = var_u > 0 ? var_x - cov * cov / var_u : var_x;
+      // Strictly smaller: among equal fits the earliest start wins, as in ramp_start.
+      if (std::isinf(best_sse) || sse < best_sse - 1e-12 * std::max(1.0, std::fabs(best_sse))) {
+        best_sse = sse;
+        best = ramp_begin;
+      }
+    }
+  }
+  return best;
+}
+
 size_t mean_shift_start(std::span<const double> x, size_t min_segment) {
   const size_t n = x.size();
   min_segment = std::max<size_t>(min_segment, 1);

@@ -13,6 +13,13 @@ namespace rldk::stats {
 // bounded window. 0 for fewer than 3 points.
 size_t ramp_start(std::span<const double> x, size_t min_after = 1);
 
+// As ramp_start, for a change that may level off again: "flat, then linear, then flat" (a + b * clamp(i - c1, 0,
+// c2 - c1)), fitted by least squares over every c1 (as ramp_start's c) and every top c2 after it, up to the last point
+// (where it is ramp_start's hinge); returns c1 + 1. A hinge fitted to a jump that then holds its new level (a KL
+// flat at 0.5 for 31 steps, at 2.0 from step 36) tilts its line to pass through the plateau and starts it too early
+// (step 22); this model dates the jump. O(n^2) with prefix sums: for the one call when a finding is made.
+size_t ramp_start_levelling(std::span<const double> x, size_t min_after = 1);
+
 // The index of the first point after a change in mean (the maximum-likelihood split of x into two constant
 // segments, each at least min_segment long). O(n). 0 when x is too short to split.
 size_t mean_shift_start(std::span<const double> x, size_t min_segment = 1);
