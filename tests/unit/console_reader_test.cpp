@@ -1200,7 +1200,10 @@ TEST(ConsoleNotebook, PrintedDictsOfANotebookWithoutATable) {
   EXPECT_TRUE(out.diagnostics.empty()) << out.diagnostics.total();
 }
 
-TEST(ConsoleNotebook, CutOffNotebookKeepsItsEarlierOutputsAndSaysWhere) {
+// A notebook cut off inside an output (a file copied mid-write, or kept as a prefix) keeps that output up to the cut:
+// its complete pieces, not the piece the cut went through. Jupyter sorts an output's keys, so a cut inside "data"
+// comes before "output_type"; the progress table is read all the same.
+TEST(ConsoleNotebook, CutOffNotebookKeepsItsOutputsUpToTheCutAndSaysWhere) {
   std::string text = NOTEBOOK;
   size_t cut = text.find("<td>2</td>");
   ASSERT_NE(cut, std::string::npos);
@@ -1209,9 +1212,19 @@ TEST(ConsoleNotebook, CutOffNotebookKeepsItsEarlierOutputsAndSaysWhere) {
   ASSERT_EQ(out.diagnostics.counts().count("malformed_json"), 1u) << out.diagnostics.total();
   const rldk::Diagnostic& d = out.diagnostics.examples().front();
   EXPECT_GT(d.line, 60u);
-  EXPECT_NE(d.message.find("outputs before it were kept"), std::string::npos);
-  // The stdout dict of the complete cell was read.
+  EXPECT_NE(d.message.find("the notebook ends there (cut off?); what its outputs hold up to the cut was kept"),
+            std::string::npos)
+      << d.message;
+  // The stdout dict of the complete cell was read, and the table's first row, before the cut.
   EXPECT_TRUE(has_series(only_run(out), "policy/kl", {5}, {0.002}));
+  EXPECT_NE(out.detail.find("2 HTML table rows"), std::string::npos) << out.detail;  // the header and row 1
+  // Cut at a piece's end, the same row; a syntax error in the middle of the file keeps nothing of its output.
+  std::string at_piece = NOTEBOOK;
+  at_piece.resize(at_piece.find("\"    <tr>\\n\",\n       \"      <td>2</td>"));
+  EXPECT_NE(read_text(at_piece, "train.ipynb").detail.find("2 HTML table rows"), std::string::npos);
+  std::string broken = NOTEBOOK;
+  broken.replace(broken.find("\"      <td>2</td>\\n\","), 1, "#");
+  EXPECT_NE(read_text(broken, "train.ipynb").detail.find("0 HTML table rows"), std::string::npos);
 }
 
 TEST(ConsoleNotebook, ScriptsAndStylesOfADisplayAreNotText) {

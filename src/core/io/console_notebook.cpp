@@ -175,7 +175,9 @@ uint64_t NotebookLog::line_at(size_t offset) const {
 bool NotebookLog::fail(const LenientParser& parser, size_t offset, const std::string& message) {
   std::string what = parser.error().message.empty() ? message : parser.error().message;
   size_t at = parser.error().message.empty() ? offset : parser.error().offset;
-  context_.diagnose("malformed_json", line_at(at), "malformed notebook JSON: " + what + "; outputs before it were kept");
+  std::string kept = parser.at_end() ? "the notebook ends there (cut off?); what its outputs hold up to the cut was kept"
+                                     : "outputs before it were kept";
+  context_.diagnose("malformed_json", line_at(at), "malformed notebook JSON: " + what + "; " + kept);
   return false;
 }
 
@@ -254,7 +256,14 @@ bool NotebookLog::output(LenientParser& parser) {
     }
     return parser.skip_value();
   });
-  if (ok) hand_on(output_);
+  // A notebook cut off inside an output (a file copied mid-write, or kept as a prefix) keeps what that output holds
+  // up to the cut: its complete pieces (one line of text or markup each), not the piece the cut went through.
+  // Jupyter sorts an output's keys, so a cut inside "data" comes before its "output_type": only display outputs
+  // (display_data, execute_result) have "data".
+  if (!ok && parser.at_end() && output_.type.empty() && !(output_.html.empty() && output_.plain.empty())) {
+    output_.type = "display_data";
+  }
+  if (ok || parser.at_end()) hand_on(output_);
   return ok;
 }
 
