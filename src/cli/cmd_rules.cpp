@@ -59,7 +59,11 @@ int list_rules(const std::string& only, bool json) {
       if (json) {
         list.push_back(rule_json(r, name));
       } else {
-        std::printf("  %-36s %-26s %-40s %s\n", r.id.c_str(), metrics_text(r).c_str(), r.condition_text.c_str(),
+        std::string decides = r.condition_text;
+        if (decides.empty() && r.detector) {
+          decides = r.detector->catalog_id.empty() ? r.detector->kind : "the scan's " + r.detector->catalog_id;
+        }
+        std::printf("  %-36s %-26s %-40s %s\n", r.id.c_str(), metrics_text(r).c_str(), decides.c_str(),
                     actions_text(r).c_str());
       }
     }
@@ -81,11 +85,26 @@ int explain_rule(const std::string& id) {
     if (!r) continue;
     std::printf("%s  (preset %s)\n  %s\n\n", r->id.c_str(), name.c_str(), r->description.c_str());
     std::printf("  watches      %s\n", metrics_text(*r).c_str());
-    std::printf("  condition    %s\n", r->condition_text.c_str());
-    std::printf("  window       %d values (%s)\n", r->window_size,
-                r->window_kind == WindowKind::rolling ? "rolling" : "consecutive");
-    std::printf("  grace        %lld steps\n  cooldown     %lld steps\n", static_cast<long long>(r->grace_steps),
-                static_cast<long long>(r->cooldown_steps));
+    if (r->detector && !r->detector->catalog_id.empty()) {
+      // The scan's detector decides, with its own levels and point counts: a window or grace of the rule's would
+      // only mislead here.
+      std::printf("  detector     %s (the scan's %s detector, live: `rldk scan` reports the same finding)\n",
+                  r->detector->catalog_id.c_str(), r->detector->kind.c_str());
+    } else if (r->detector) {
+      std::printf("  detector     %s, direction %s, warm-up %d values\n", r->detector->kind.c_str(),
+                  r->detector->direction.c_str(), r->detector->warmup);
+    }
+    if (r->condition) {
+      std::printf("  condition    %s\n", r->condition_text.c_str());
+      std::printf("  window       %d values (%s)\n", r->window_size,
+                  r->window_kind == WindowKind::rolling ? "rolling" : "consecutive");
+    }
+    if (r->grace_steps > 0 || r->condition) {
+      std::printf("  grace        %lld steps\n", static_cast<long long>(r->grace_steps));
+    }
+    if (r->cooldown_steps > 0 || r->condition) {
+      std::printf("  cooldown     %lld steps\n", static_cast<long long>(r->cooldown_steps));
+    }
     std::printf("  actions      %s\n", actions_text(*r).c_str());
     for (auto [label, test] : {std::pair{"fires on", &r->test_fires}, std::pair{"quiet on", &r->test_quiet}}) {
       for (const auto& [metric, values] : *test) {
