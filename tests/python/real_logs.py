@@ -47,8 +47,9 @@ FAILURE_METRICS = {
     "entropy_rise": ("policy/entropy",), "length_collapse": ("response/",), "length_growth": ("response/",),
     "reward_collapse": ("reward/", "pref/"), "reward_hacking_length": ("response/", "reward/"),
     "grad_explosion": ("policy/grad_norm", "value/grad_norm"), "non_finite": ("",),
+    # A DPO run without signal shows it in its implicit rewards (margins that never leave 0).
     "loss_divergence": ("train/loss", "policy/loss", "value/loss"), "no_signal": ("reward/", "advantage/",
-                                                                                  "policy/grad_norm"),
+                                                                                  "policy/grad_norm", "pref/"),
     "truncation": ("response/",), "logprob_mismatch": ("rollout/", "training/"),
 }
 
