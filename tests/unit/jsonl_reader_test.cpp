@@ -106,8 +106,8 @@ TEST(JsonlWide, NullOnAnUnknownFieldIsNoValue) {
 // part of the meaning.
 TEST(JsonlWide, TrainerStatsDictInsideARecord) {
   ReadOutput out = read_text(
-      R"({"step": 1, "ppo_stats": {"objective/kl": 0.5, "ppo/policy/entropy": 0.7, "ppo/val/error": 2}, "critic": {"loss": 1.5}, "val": {"objective/kl": 0.9}}
-{"step": 2, "ppo_stats": {"objective/kl": 0.6, "ppo/policy/entropy": 0.6, "ppo/val/error": 3}, "critic": {"loss": 1.4}, "val": {"objective/kl": 1.0}}
+      R"({"step": 1, "ppo_stats": {"objective/kl": 0.5, "ppo/policy/entropy": 0.7, "ppo/val/error": 2}, "critic": {"loss": 1.5}, "val": {"objective/kl": 0.9}, "validation_set": {"ppo/mean_scores": 0.5}}
+{"step": 2, "ppo_stats": {"objective/kl": 0.6, "ppo/policy/entropy": 0.6, "ppo/val/error": 3}, "critic": {"loss": 1.4}, "val": {"objective/kl": 1.0}, "validation_set": {"ppo/mean_scores": 0.6}}
 )",
       "episodes.jsonl");
   const rldk::Run& run = only_run(out);
@@ -116,6 +116,8 @@ TEST(JsonlWide, TrainerStatsDictInsideARecord) {
   EXPECT_TRUE(has_series(run, "ppo_stats/ppo/val/error", {1, 2}, {2, 3}));  // unknown under the container: kept whole
   EXPECT_TRUE(has_series(run, "value/loss", {1, 2}, {1.5, 1.4}));  // critic/loss, a name as it is
   EXPECT_TRUE(has_series(run, "val/objective/kl", {1, 2}, {0.9, 1.0}));
+  EXPECT_TRUE(has_series(run, "validation_set/ppo/mean_scores", {1, 2}, {0.5, 0.6}));
+  EXPECT_EQ(run.find("reward/mean"), nullptr);
   EXPECT_EQ(run.find("train/loss"), nullptr);
 }
 

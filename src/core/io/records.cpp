@@ -143,7 +143,9 @@ std::string_view RecordInterpreter::without_stats_container(std::string_view nam
   if (dictionary.find(dictionary.canonical_name(name)) != nullptr) return name;
   std::string split(container);
   for (char& ch : split) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (MetricDictionary::is_evaluation_name(split + "/") || split.rfind("val", 0) == 0 || split == "dev") return name;
+  bool evaluation = MetricDictionary::is_evaluation_name(split + "/") || split == "val" || split == "dev" ||
+                    split.rfind("valid", 0) == 0 || split.rfind("val_", 0) == 0 || split.rfind("val-", 0) == 0;
+  if (evaluation) return name;  // "value" (a PPO value head's namespace) is no evaluation split
   return dictionary.find(dictionary.canonical_name(inner)) != nullptr ? inner : name;
 }
 
@@ -156,13 +158,13 @@ const RecordInterpreter::Column& RecordInterpreter::column(size_t index, const F
     c.known = true;
     c.key.assign(key);
     // The role is that of the name the metric will have: verl's data/training/global_step is a step field.
+    const MetricDictionary& dictionary = context_.emitter.dictionary();
     std::string_view name = strip(key, strip_prefix);
     if (field.depth > 0) name = without_stats_container(name);
     c.name.assign(name);
     c.role = role(name);
-    c.step_priority = c.role == FieldRole::step ? context_.emitter.dictionary().step_key_priority(name) : -1;
-    c.alias_rank = c.role == FieldRole::metric ? context_.emitter.dictionary().alias_rank(name) : 0;
-    const auto& dictionary = context_.emitter.dictionary();
+    c.step_priority = c.role == FieldRole::step ? dictionary.step_key_priority(name) : -1;
+    c.alias_rank = c.role == FieldRole::metric ? dictionary.alias_rank(name) : 0;
     c.in_dictionary = c.role == FieldRole::metric && dictionary.find(dictionary.canonical_name(name)) != nullptr;
     c.run = NO_RUN;
     c.numbered = false;
