@@ -223,7 +223,7 @@ def test_real_log(case, rows):
 # floor for how often a failing run is flagged in time (an alert about a labeled failure near its onset) and how
 # rarely a healthy one is warned. Measured when these were set: 56 of 74 failing logs in time (every one with some
 # alert but a run whose failures are all known gaps), 15 of 62 healthy logs with a warning; last measured: 78 of 100
-# in time, 22 of 87 healthy logs warned; live there is no hindsight (a dip that later recovers, a run that
+# in time, 22 of 90 healthy logs warned; live there is no hindsight (a dip that later recovers, a run that
 # learned over its whole length), so the monitor warns more than the scan does.
 # Failing runs whose every finding the scan makes is a note (info): the monitor raises warnings and stops, so it has
 # nothing to say about them live.
