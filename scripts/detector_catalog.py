@@ -44,6 +44,8 @@ def _parameters(d):
         parts.append("levels=%s" % ", ".join("%s %s" % (k, v) for k, v in d["levels"].items()))
     if "when" in d:
         parts.append("when=[%s]" % ", ".join(_condition(c) for c in d["when"]))
+    if "contradicted_when" in d:
+        parts.append("contradicted_when=[%s]" % ", ".join(_condition(c) for c in d["contradicted_when"]))
     return ", ".join(parts)
 
 

@@ -20,7 +20,7 @@ from .labels import RunLabels, read_labels
 
 MANIFEST_SCHEMA = "rldk.fault_bench.manifest/v1"
 # Bump when the generator's output changes, so a corpus written by an older generator is rebuilt, not reused.
-GENERATOR_VERSION = 6
+GENERATOR_VERSION = 7
 
 # Long runs: one logged row per optimizer step (verl, OpenRLHF, custom loops), lengths in steps. Short runs dominate
 # faulty cases (cheap, and the hardest: little baseline before the onset); clean runs include long ones, where false

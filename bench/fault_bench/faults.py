@@ -389,6 +389,17 @@ def _reward_never_paid(run, rng, i0, mag):
     return run.n - 1, [REWARD_COMPONENT], []
 
 
+def _eos_mismatch(run, rng, i0, mag):
+    """The trainer does not recognise the token completions end on (a chat model's end-of-turn token that is not
+    tokenizer.eos_token), so it counts them as cut at the cap while their lengths stay what they were (reported: TRL
+    clipped_ratio 1.0 at all 1,328 steps of a Qwen2.5-7B run whose completions were 834-1,185 tokens under a
+    2,048 cap). A property of the run's set-up: its only regime is "drift" (from the first step to the last);
+    `mag` is the share counted as cut."""
+    cf = run.metrics["response/clipped_frac"]
+    cf[:] = np.clip(mag + rng.normal(0, 0.01, run.n), 0.0, 1.0)
+    return run.n - 1, ["response/clipped_frac"], []
+
+
 def _plateau_onset(run, rng):
     """DPO: learning must stop while at least half of the loss's total decrease is still ahead (otherwise the
     "plateau" is just convergence), after a 50-step baseline. PPO/GRPO: anywhere in the middle of the run."""
@@ -706,6 +717,10 @@ CATALOG = {f.name: f for f in [
     FaultType("reward_never_paid", ("grpo",), (1.0, 1.0), "reward function", "a reward function never pays out",
               _reward_never_paid, drift=_reward_never_paid, drift_magnitude=(1.0, 1.0),
               drift_unit="reward function at 0 throughout", mid=False, since=6),
+    FaultType("eos_mismatch", _RL, (0.6, 1.0), "share of completions counted as cut",
+              "completions that ended early counted as cut at the cap", _eos_mismatch, drift=_eos_mismatch,
+              drift_magnitude=(0.6, 1.0), drift_unit="share of completions counted as cut throughout", mid=False,
+              since=7),
 ]}
 
 FAULT_TYPES = tuple(CATALOG)

@@ -57,6 +57,9 @@ struct DetectorSpec {
   std::map<std::string, double> params;        // numeric parameters (documented defaults in the catalog)
   std::map<std::string, std::string> options;  // word parameters: direction, transform
   std::vector<ThresholdCondition> conditions;  // threshold kind only
+  // Bound kind: conditions that, holding together at a point, show the watched metric does not mean what it says
+  // there (the catalog's `contradicted_when:`); the detector then judges nothing and reports nothing for the run.
+  std::vector<ThresholdCondition> contradictions;
   std::string explanation;  // template: {name} or {name:.3g} for evidence values and finding fields
   std::vector<std::string> fixes;
   // A training setting that pushes for this change on purpose (an entropy bonus for an entropy rise): when the run

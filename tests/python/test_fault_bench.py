@@ -22,7 +22,7 @@ CONTRACT_FAULTS = """kl_spike kl_level_shift kl_controller_off_target kl_drift e
 reward_hacking_length reward_hacking_gold reward_saturation grad_explosion grad_vanishing grad_spike grad_imbalance
 advantage_bias advantage_collapse clip_fraction_high ratio_breach grpo_zero_variance truncation non_finite
 loss_plateau lr_anomaly memory_leak throughput_drop logprob_mismatch kl_above_range length_collapse length_growth
-reward_collapse entropy_rise loss_divergence reward_never_paid""".split()
+reward_collapse entropy_rise loss_divergence reward_never_paid eos_mismatch""".split()
 
 TINY = corpus.CorpusSize(runs_per_fault=1, clean_steps=300)
 

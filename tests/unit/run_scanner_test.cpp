@@ -265,6 +265,37 @@ TEST(RunScanner, ALengthCapFromARunSettingJudgesTheLengths) {
   EXPECT_EQ(uncapped.skipped[0].reason, "missing metric response/length_cap (or an alternative)");
 }
 
+// A clipped fraction of 1 beside completions of different lengths under the cap (TRL counting as cut every
+// completion that ended on a stop token other than tokenizer.eos_token): the lengths contradict it, so it is no
+// truncation; eos_mismatch says what it is. With the lengths of cut completions (mean at the longest) it is one.
+TEST(RunScanner, AClippedFractionTheLengthsContradictIsNoTruncation) {
+  auto scan = [](double mean_length) {
+    rldk::Run run;
+    auto add = [&](const std::string& name, auto value_at) {
+      Series s;
+      s.name = name;
+      for (int i = 1; i <= 20; ++i) {
+        s.steps.push_back(i);
+        s.values.push_back(value_at(i));
+      }
+      run.series[name] = s;
+    };
+    add("response/clipped_frac", [](int) { return 1.0; });
+    add("response/length_mean", [&](int) { return mean_length; });
+    add("response/length_max", [](int i) { return 1200.0 + 10 * i; });
+    DetectorCatalog two;
+    two.detectors.push_back(*builtin_detector_catalog().find("truncation"));
+    two.detectors.push_back(*builtin_detector_catalog().find("eos_mismatch"));
+    ScanOptions options;
+    options.catalog = &two;
+    std::vector<std::string> detectors;
+    for (const auto& f : scan_run(run, options).findings) detectors.push_back(f.detector);
+    return detectors;
+  };
+  EXPECT_EQ(scan(900.0), std::vector<std::string>{"eos_mismatch"});
+  EXPECT_EQ(scan(1400.0), std::vector<std::string>{"truncation"});
+}
+
 // A diagnostic the dictionary does not know, NaN at every logged step, was never computed (a vision-language fork's
 // attention statistics beside a finite loss): a note, not the run going non-finite. A known metric NaN from its
 // first step (a PPO value loss) is the failure, and an unknown one that had values and then lost them is too.

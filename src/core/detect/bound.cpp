@@ -21,7 +21,11 @@
 // before it is not yet "no gradient").
 //
 // With a `per` input, the bound judges the watched metric divided by it (a completion length over the length cap,
-// which may be a run setting: setting.max_completion_length).
+// which may be a run setting: setting.max_completion_length). A mean beyond that limit says the limit is not this
+// metric's. The catalog's `contradicted_when:` conditions say the same of the metric itself where they hold (a
+// clipped fraction of 1 beside completions of different lengths under the cap: the trainer counted as cut
+// completions that ended on a stop token it does not recognise). Either way the detector judges nothing from then on
+// and reports nothing for the run: what it would say is not true of it.
 //
 // A `progress` context input (the reward) tells a run that converges from one that collapses: an entropy that
 // falls while the reward climbs to its ceiling is a policy sharpening on what it learned (published GSM8K
@@ -51,7 +55,7 @@ constexpr double TAKE_OFF_RATIO = 4.0;
 
 class Bound final : public Detector {
  public:
-  explicit Bound(const DetectorSpec& s) : Detector(s) {
+  explicit Bound(const DetectorSpec& s) : Detector(s), contradictions_(s.contradictions, s) {
     side_name_ = s.option("bound", "above");
     up_ = side_name_ == "above" || side_name_ == "above_start";
     relative_ = side_name_ == "above_start" || side_name_ == "below_start";
@@ -99,13 +103,13 @@ class Bound final : public Detector {
     double v = x[0];
     if (per_ > 0) {
       v = x[per_] > 0 ? v / x[per_] : NaN;  // a share of a limit; none without a positive limit
-      // A mean beyond the limit says the limit is not this metric's (a setting printed for another phase): the
-      // detector judges nothing from then on and reports nothing.
-      if (v > LIMIT_TOLERANCE) limit_contradicted_ = true;
-      if (limit_contradicted_) {
-        findings_.clear();
-        return;
-      }
+      // A mean beyond the limit (a setting printed for another phase).
+      if (v > LIMIT_TOLERANCE) contradicted_ = true;
+    }
+    if (contradictions_.all_hold(x)) contradicted_ = true;
+    if (contradicted_) {
+      findings_.clear();
+      return;
     }
     if (!std::isfinite(v)) return;
     last_step_ = step;
@@ -199,7 +203,7 @@ class Bound final : public Detector {
     held_unraised_ = false;
     judge_resolved();
     judge_progress();
-    if (limit_contradicted_) findings_.clear();
+    if (contradicted_) findings_.clear();
   }
 
  private:
@@ -464,7 +468,8 @@ class Bound final : public Detector {
 
   std::string side_name_;
   size_t per_ = 0;  // the input the watched metric is divided by (a `per` role: a length over its cap); 0: none
-  bool limit_contradicted_ = false;
+  Conditions contradictions_;
+  bool contradicted_ = false;  // by its limit or by contradicted_when: nothing is judged or reported
   static constexpr double LIMIT_TOLERANCE = 1.02;  // a mean at most this far over its limit (rounding, a token)
   bool up_ = true, relative_ = false, log_ = false, resolved_ = false, date_change_ = true;
   const HealthyRange::Side* side_ = nullptr;

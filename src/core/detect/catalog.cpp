@@ -20,7 +20,8 @@ namespace {
 const std::set<std::string> DETECTOR_KEYS = {"id",     "fault",     "area",  "severity",    "kind",  "title",
                                              "metric", "inputs",    "params", "explanation", "fixes", "test",
                                              "when",   "direction", "transform", "other_direction", "bound", "onset",
-                                             "context", "compare", "eased_by", "progress", "levels", "warmup_level", "beyond_start", "live"};
+                                             "context", "compare", "eased_by", "progress", "levels", "warmup_level", "beyond_start", "live",
+                                             "contradicted_when"};
 const std::set<std::string> AREAS = {"kl",   "entropy",   "reward",    "gradients", "advantages", "ratio",
                                      "loss", "optimizer", "throughput", "data",      "numerics"};
 
@@ -282,6 +283,15 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
       d.conditions.push_back(std::move(cond).value());
     }
   }
+  if (YAML::Node contradicted = node["contradicted_when"]) {
+    if (d.kind != "bound") return catalog_error(origin, contradicted, "contradicted_when is for the bound kind");
+    if (!contradicted.IsSequence()) return catalog_error(origin, contradicted, "contradicted_when must be a list of conditions");
+    for (const auto& c : contradicted) {
+      auto cond = parse_condition(origin, c, d);
+      if (!cond.ok()) return cond.error();
+      d.contradictions.push_back(std::move(cond).value());
+    }
+  }
   if (YAML::Node eased = node["eased_by"]) {
     // A training setting that pushes for this change on purpose (data/metrics.yaml `settings`).
     if (!eased.IsMap() || !eased["setting"] || !eased["note"]) {
@@ -360,7 +370,7 @@ const std::vector<std::string>& fault_types() {
       "clip_fraction_high", "ratio_breach",       "grpo_zero_variance",       "truncation",     "non_finite",
       "loss_plateau",       "lr_anomaly",         "memory_leak",              "throughput_drop", "logprob_mismatch",
       "kl_above_range",     "length_collapse",    "length_growth",            "reward_collapse", "entropy_rise",
-      "loss_divergence",    "reward_never_paid"};
+      "loss_divergence",    "reward_never_paid", "eos_mismatch"};
   return types;
 }
 

@@ -84,6 +84,59 @@ class Sustained {
 };
 
 
+// Conditions on a detector's inputs at one point (the catalog's `when:` and `contradicted_when:`): each names a role,
+// optionally multiplied and divided by others, and a bound it must pass. Roles are resolved to input indices once.
+class Conditions {
+ public:
+  Conditions() = default;
+  Conditions(const std::vector<ThresholdCondition>& conditions, const DetectorSpec& spec) {
+    for (const auto& c : conditions) {
+      Probe p{c, 0, -1, -1};
+      for (size_t i = 0; i < spec.inputs.size(); ++i) {
+        if (spec.inputs[i].first == c.input) p.input = i;
+        if (!c.divide_by.empty() && spec.inputs[i].first == c.divide_by) p.divisor = static_cast<std::ptrdiff_t>(i);
+        if (!c.multiply_by.empty() && spec.inputs[i].first == c.multiply_by) p.factor = static_cast<std::ptrdiff_t>(i);
+      }
+      probes_.push_back(p);
+    }
+  }
+  bool empty() const { return probes_.empty(); }
+  size_t size() const { return probes_.size(); }
+  const ThresholdCondition& condition(size_t i) const { return probes_[i].condition; }
+  // The value condition i compares (NaN when an input it needs has none).
+  double value(size_t i, const double* x) const {
+    const Probe& p = probes_[i];
+    double v = x[p.input];
+    if (p.factor >= 0) v *= x[p.factor];  // a missing factor (NaN) leaves no value
+    if (p.divisor >= 0) {
+      double d = x[p.divisor];
+      // Ratios are of scales (norms, standard deviations, lengths): a non-positive divisor is not one.
+      v = d > 0 && std::isfinite(d) ? v / d : NaN;
+    }
+    return p.condition.absolute ? std::fabs(v) : v;
+  }
+  bool holds(size_t i, const double* x) const {
+    double v = value(i, x);
+    const ThresholdCondition& c = probes_[i].condition;
+    return std::isfinite(v) && ((c.has_above && v > c.above) || (c.has_below && v < c.below));
+  }
+  bool all_hold(const double* x) const {
+    if (probes_.empty()) return false;
+    for (size_t i = 0; i < probes_.size(); ++i) {
+      if (!holds(i, x)) return false;
+    }
+    return true;
+  }
+
+ private:
+  struct Probe {
+    ThresholdCondition condition;
+    size_t input;
+    std::ptrdiff_t divisor, factor;
+  };
+  std::vector<Probe> probes_;
+};
+
 // A metric's smoothed level (the median of its last `smooth` points: one odd batch does not move it) with the last
 // `history` points behind it, for kinds that judge the level against the most extreme one so far (drawdown,
 // rebound): the recent points' noise, and where a move away from an extreme began.

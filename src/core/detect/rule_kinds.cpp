@@ -13,30 +13,17 @@ namespace {
 // Fixed bounds on one or more inputs at the same step (all conditions must hold), sustained for min_points.
 class Threshold final : public Detector {
  public:
-  explicit Threshold(const DetectorSpec& s) : Detector(s) {
+  explicit Threshold(const DetectorSpec& s) : Detector(s), conditions_(s.conditions, s) {
     sustained_.configure(static_cast<int64_t>(s.param("min_points", 1)), static_cast<int64_t>(s.param("max_gap", 0)));
-    for (const auto& c : s.conditions) {
-      Bound b{c, 0, -1, -1};
-      for (size_t i = 0; i < s.inputs.size(); ++i) {
-        if (s.inputs[i].first == c.input) b.input = i;
-        if (!c.divide_by.empty() && s.inputs[i].first == c.divide_by) b.divisor = static_cast<std::ptrdiff_t>(i);
-        if (!c.multiply_by.empty() && s.inputs[i].first == c.multiply_by) b.factor = static_cast<std::ptrdiff_t>(i);
-      }
-      bounds_.push_back(b);
-    }
   }
   void reset() override { finish(); }
   void observe(int64_t step, const double* x) override {
     if (!std::isfinite(x[0])) return;
-    bool all = !bounds_.empty();
-    double first_value = NaN, excess = 0;
-    for (size_t i = 0; i < bounds_.size(); ++i) {
-      double v = value_of(bounds_[i], x);
-      if (i == 0) first_value = v;
-      const ThresholdCondition& c = bounds_[i].condition;
-      bool hit = std::isfinite(v) && ((c.has_above && v > c.above) || (c.has_below && v < c.below));
-      if (i == 0 && hit) excess = c.has_above && v > c.above ? v - c.above : c.below - v;
-      all = all && hit;
+    bool all = conditions_.all_hold(x);
+    double first_value = conditions_.empty() ? NaN : conditions_.value(0, x), excess = 0;
+    if (conditions_.holds(0, x)) {
+      const ThresholdCondition& c = conditions_.condition(0);
+      excess = c.has_above && first_value > c.above ? first_value - c.above : c.below - first_value;
     }
     if (sustained_.feed(step, all, first_value, excess)) emit();
     if (sustained_.confirmed()) alarm(step);
@@ -46,30 +33,15 @@ class Threshold final : public Detector {
   }
 
  private:
-  struct Bound {
-    ThresholdCondition condition;
-    size_t input;
-    std::ptrdiff_t divisor, factor;
-  };
-  static double value_of(const Bound& b, const double* x) {
-    double v = x[b.input];
-    if (b.factor >= 0) v *= x[b.factor];  // a missing factor (NaN) leaves no value
-    if (b.divisor >= 0) {
-      double d = x[b.divisor];
-      // Ratios are of scales (norms, standard deviations): a non-positive divisor is not one.
-      v = d > 0 && std::isfinite(d) ? v / d : NaN;
-    }
-    return b.condition.absolute ? std::fabs(v) : v;
-  }
   void emit() {
     const Episode& e = sustained_.episode();
     std::map<std::string, double> evidence = {{"points", static_cast<double>(e.points)}, {"mean", e.mean()}};
-    const ThresholdCondition& c = bounds_.front().condition;
+    const ThresholdCondition& c = conditions_.condition(0);
     if (c.has_above) evidence["above"] = c.above;
     if (c.has_below) evidence["below"] = c.below;
     report(e.onset, e.end, e.peak_step, e.peak_value, std::move(evidence));
   }
-  std::vector<Bound> bounds_;
+  Conditions conditions_;
   Sustained sustained_;
 };
 
