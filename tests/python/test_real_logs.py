@@ -305,6 +305,17 @@ KNOWN_GAPS = {
         "truncation": "the clipped fraction climbs 0 -> 0.22 as the length grows 964 -> 4470 tokens, under the 0.4 "
                       "bound: as its 159-step sibling",
     },
+    "skyrl_grpo_qwen35_9b_lora_math_tpu_75st_logprob_mismatch_truncation": {
+        "logprob_mismatch": "the sampler/trainer k2 KL is 0.07-0.11 over steps 0-18 (0.15 once at 27), about 100x the "
+                            "0.001 of two engines with the same weights, but under the 0.1-nat bound at all but a "
+                            "few scattered points; a first-step level judged against the numerics-only KL is not "
+                            "built",
+        "truncation": "the mean length is 718-938 tokens under a 1024 cap that only the repository's launch scripts "
+                      "set: the file holds no cap and no clipped fraction",
+    },
+    "skyrl_grpo_qwen35_9b_lora_math_tpu_autoresume_58st_logprob_mismatch_truncation": {
+        "truncation": "as its 75-step sibling: no cap and no clipped fraction in the file",
+    },
     "custom_grpo_qwen25_math_15b_gsm8k_question_only_prompt_40it_reward_collapse": {
         "parse": "a hand-written GRPO loop's prints: each iteration's reward is a `Percentage of correct examples: X` "
                  "line printed before its first `GRPO Iteration: N Epoch: 0 Microbatch: k / 256` line (128 of those "
