@@ -1413,6 +1413,31 @@ TEST(ConsoleSettings, NotebookCodeCellsGiveSettingsNotMetrics) {
                    {"train/epoch", {1, 2}, {0.1, 0.2}}});
 }
 
+// A setting given by a name an earlier code cell assigned a number to (a hyperparameter cell's hp_max_comp_len = 200,
+// then GRPOConfig(max_completion_length = hp_max_comp_len)) is that number; a name assigned something else, or never
+// assigned, gives none.
+TEST(ConsoleSettings, NotebookSettingsGivenByAVariableAreItsNumber) {
+  auto notebook_with = [](const std::string& assignment) {
+    return "{\n \"cells\": [\n"
+           "  {\"cell_type\": \"code\", \"execution_count\": 1, \"metadata\": {}, \"outputs\": [],\n"
+           "   \"source\": [\"hp_max_steps = 250\\n\", \"" + assignment + "\"]},\n"
+           "  {\"cell_type\": \"code\", \"execution_count\": 2, \"metadata\": {}, \"outputs\": [],\n"
+           "   \"source\": [\"args = GRPOConfig(\\n\", \"    max_completion_length = hp_max_comp_len,\\n\", \")\"]},\n"
+           "  {\"cell_type\": \"code\", \"execution_count\": 3, \"metadata\": {}, \"source\": [\"trainer.train()\"],\n"
+           "   \"outputs\": [{\"name\": \"stdout\", \"output_type\": \"stream\", \"text\": [\n"
+           "     \"{'loss': 0.1, 'completion_length': 150.0, 'epoch': 0.1}\\n\"]}]}\n"
+           " ],\n \"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 5\n}\n";
+  };
+  EXPECT_EQ(setting_of(read_run_text(notebook_with("hp_max_comp_len = 200  # tokens"), "train.ipynb"),
+                       "max_completion_length"), "200");
+  EXPECT_EQ(setting_of(read_run_text(notebook_with("hp_max_comp_len = 2_048"), "train.ipynb"),
+                       "max_completion_length"), "2048");
+  EXPECT_EQ(setting_of(read_run_text(notebook_with("hp_max_comp_len = int(sys.argv[1])"), "train.ipynb"),
+                       "max_completion_length"), "<none>");
+  EXPECT_EQ(setting_of(read_run_text(notebook_with("hp_lora_rank = 16"), "train.ipynb"),
+                       "max_completion_length"), "<none>");
+}
+
 // A coefficient logged as a metric in the training dicts (TRL logs entropy_coef per step) is a metric, not a printed
 // setting, whether the dicts carry their step or wait for it.
 TEST(ConsoleSettings, MetricDictsAreNotSettings) {

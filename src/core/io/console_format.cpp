@@ -74,7 +74,7 @@ class ConsoleFormat final : public LineFormat {
         notebook_(
             context, [this](std::string_view text, uint64_t number) { console_line(text, number); },
             [this] { table_.end(); },
-            [this](std::string_view code) { record_settings(code); }) {}
+            [this](std::string_view code) { record_code_settings(code); }) {}
 
   void line(std::string_view text, uint64_t number) override {
     if (!notebook_.line(text, number) && !kaggle_.line(text, number)) console_line(text, number);
@@ -194,10 +194,19 @@ class ConsoleFormat final : public LineFormat {
   }
 
   // The training settings a line prints, into the run's meta as setting.<name> (run_settings.h).
-  void record_settings(std::string_view text) {
-    find_settings_in_text(text, context_.emitter.dictionary(), [this](const SettingInfo& setting, std::string_view value) {
-      context_.emitter.meta("", std::string(SETTING_META_PREFIX) + setting.name, value);
-    });
+  void record_settings(std::string_view text, const CodeVariables* variables = nullptr) {
+    find_settings_in_text(
+        text, context_.emitter.dictionary(),
+        [this](const SettingInfo& setting, std::string_view value) {
+          context_.emitter.meta("", std::string(SETTING_META_PREFIX) + setting.name, value);
+        },
+        variables);
+  }
+  // A line of a notebook's code: a setting may be given by a name an earlier line assigned a number to
+  // (hp_max_comp_len = 200, then GRPOConfig(max_completion_length = hp_max_comp_len)).
+  void record_code_settings(std::string_view line) {
+    record_code_assignment(line, code_variables_);
+    record_settings(line, &code_variables_);
   }
 
   // A line of values without a step just below a line of the same shape that had one continues it: DeepSpeed-Chat
@@ -254,6 +263,7 @@ class ConsoleFormat final : public LineFormat {
   ShapeChooser chooser_;
   KaggleLog kaggle_;
   NotebookLog notebook_;
+  CodeVariables code_variables_;  // numbers the notebook's code assigned to names
   FlatRecord record_;
   // The last record line, for continuation lines (continue_previous).
   Match previous_;

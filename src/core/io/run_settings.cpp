@@ -64,7 +64,8 @@ bool finite_number(std::string_view text, double& value) {
 
 }  // namespace
 
-void find_settings_in_text(std::string_view text, const MetricDictionary& dictionary, const SettingFound& found) {
+void find_settings_in_text(std::string_view text, const MetricDictionary& dictionary, const SettingFound& found,
+                           const CodeVariables* variables) {
   // Every match, then reported in the order printed, so that the last value on the line is the one that stays.
   struct Hit {
     size_t at;
@@ -80,13 +81,45 @@ void find_settings_in_text(std::string_view text, const MetricDictionary& dictio
         if (end < text.size() && identifier_char(text[end])) continue;
         bool command_line = at >= 2 && text.substr(at - 2, 2) == "--";
         double value = 0;
-        if (finite_number(value_after_key(text, end, command_line), value)) hits.push_back({at, &setting, value});
+        if (finite_number(value_after_key(text, end, command_line), value)) {
+          hits.push_back({at, &setting, value});
+        } else if (variables != nullptr) {
+          auto named = variables->find(value_after_key(text, end, command_line, true));
+          if (named != variables->end()) hits.push_back({at, &setting, named->second});
+        }
       }
     }
   }
   std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.at < b.at; });
   // The number as rldk prints numbers: a value printed with a million digits is not kept as it was printed.
   for (const Hit& h : hits) found(*h.setting, format_double(h.value));
+}
+
+void record_code_assignment(std::string_view line, CodeVariables& variables) {
+  auto skip_spaces = [&](size_t pos) {
+    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
+    return pos;
+  };
+  size_t begin = skip_spaces(0), pos = begin;
+  if (pos >= line.size() || std::isdigit(static_cast<unsigned char>(line[pos]))) return;
+  while (pos < line.size() && identifier_char(line[pos])) ++pos;
+  std::string_view name = line.substr(begin, pos - begin);
+  pos = skip_spaces(pos);
+  if (name.empty() || pos >= line.size() || line[pos] != '=' || (pos + 1 < line.size() && line[pos + 1] == '=')) return;
+  pos = skip_spaces(pos + 1);
+  size_t number_begin = pos;
+  while (pos < line.size() && (number_char(line[pos]) || line[pos] == '_')) ++pos;
+  std::string number(line.substr(number_begin, pos - number_begin));
+  number.erase(std::remove(number.begin(), number.end(), '_'), number.end());  // Python's 5_000
+  pos = skip_spaces(pos);
+  double value = 0;
+  if ((pos < line.size() && line[pos] != '#' && line[pos] != '\r') || !finite_number(number, value)) return;
+  auto known = variables.find(name);
+  if (known != variables.end()) {
+    known->second = value;
+  } else if (variables.size() < MAX_CODE_VARIABLES) {
+    variables.emplace(std::string(name), value);
+  }
 }
 
 std::string_view printed_value(std::string_view text, std::string_view key) {
