@@ -333,10 +333,12 @@ KNOWN_GAPS = {
                             "trend follows, above the 10 % bound; the labels call it a collapse from step 150 and note "
                             "that the author counts the run a success",
     },
-    "unsloth_grpo_phi4_14b_gsm8k_t4_cap200_200st_length_growth_truncation": {
-        "truncation": "no clipped fraction is logged and the cap (200) is set in a code cell (hp_max_comp_len = 200), "
-                      "which rldk does not read: the mean length is exactly 200 at 21 of 200 steps, under the share "
-                      "the pinned-at-cap inference needs",
+    "unsloth_grpo_phi4_14b_gsm8k_t4_cap200_interrupted_108st_length_growth_truncation": {
+        "length_growth": "the mean length climbs from about 103 tokens (steps 1-60) to 191 (101-108), under twice "
+                         "its start, and the notebook was saved mid-run at step 108",
+        "truncation": "its last 8 steps sit at 180-200 tokens under the 200 cap (read from hp_max_comp_len), a mean "
+                      "under the 98 % of the cap that says nearly every completion was cut, and no clipped "
+                      "fraction is logged",
     },
     "unsloth_grpo_qwen25_3b_gsm8k_h100_cap200_250st_kl_blowup_truncation": {
         "truncation": "no clipped fraction is logged; the cap is read from the GRPOConfig cell (max_completion_length "
