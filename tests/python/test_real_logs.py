@@ -346,12 +346,6 @@ KNOWN_GAPS = {
                       "cap, at about half of them): a stretch that rate makes unlikely comes only at steps 106 and "
                       "182, where the labels date the cut answers from step 1 (at least 190 at 190 of 250 steps)",
     },
-    "trl_grpo_qwen25_15b_lora_unlearning_run6_interrupted_296st_flat_healthy": {
-        "entropy_above_start": "the first logged step is unlike the rest (entropy 0.295 and 17-token completions, then "
-                               "0.9 and flat from step 2): its start is the least of the first three values, and a "
-                               "first value a third of the next ones is not the order of magnitude that marks an odd "
-                               "first step, so the flat run reads as a rise from step 2",
-    },
 }
 
 

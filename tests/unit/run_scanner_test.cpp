@@ -296,6 +296,38 @@ TEST(RunScanner, AClippedFractionTheLengthsContradictIsNoTruncation) {
   EXPECT_EQ(scan(1400.0), std::vector<std::string>{"truncation"});
 }
 
+// An entropy four times its first value while the KL to the reference stays at 0.001 nats per token is a first batch
+// unlike the rest (a TRL run's first step of short answers), not a policy sampling more randomly: a note. The same
+// entropy with a policy that moved (KL 0.05) is the finding.
+TEST(RunScanner, AnEntropyRiseWithoutThePolicyMovingIsANote) {
+  auto scan = [](double kl) {
+    rldk::Run run;
+    Series entropy, divergence;
+    entropy.name = "policy/entropy";
+    divergence.name = "policy/kl";
+    for (int i = 1; i <= 30; ++i) {
+      entropy.steps.push_back(i);
+      entropy.values.push_back(i == 1 ? 0.25 : 0.9 + 0.1 * (i % 3));
+      divergence.steps.push_back(i);
+      divergence.values.push_back(i == 1 ? 0.0 : kl);
+    }
+    run.series[entropy.name] = entropy;
+    run.series[divergence.name] = divergence;
+    DetectorCatalog one;
+    one.detectors.push_back(*builtin_detector_catalog().find("entropy_above_start"));
+    ScanOptions options;
+    options.catalog = &one;
+    return scan_run(run, options).findings;
+  };
+  auto unmoved = scan(0.001);
+  ASSERT_EQ(unmoved.size(), 1u);
+  EXPECT_EQ(unmoved[0].severity, Severity::info);
+  EXPECT_NE(unmoved[0].explanation.find("barely moved"), std::string::npos) << unmoved[0].explanation;
+  auto moved = scan(0.05);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].severity, Severity::critical);
+}
+
 // A diagnostic the dictionary does not know, NaN at every logged step, was never computed (a vision-language fork's
 // attention statistics beside a finite loss): a note, not the run going non-finite. A known metric NaN from its
 // first step (a PPO value loss) is the failure, and an unknown one that had values and then lost them is too.

@@ -36,6 +36,13 @@
 // same context tells a run that learned through steps without a learning signal (a sparse reward's slow start) from
 // one that never did. A run that logs no reward (DPO, ORPO) may show its progress in a `progress_down` input (the
 // loss) falling by the same test; it is read only when the run has no `progress` metric.
+//
+// A `moved` context input (the per-token KL to the reference model) tells a policy that changed from batches that
+// differ: while the policy is still (nearly) its reference, under UNMOVED_KL nats per token over an episode (median
+// of its points), an entropy twice where it started is not the policy sampling more randomly, it is a first batch unlike
+// the rest (a real TRL run's first step of 17-token answers at entropy 0.3, then 0.9 for 300 steps at a KL of
+// 0.001). Such an episode is a note that says so, live too: its alarm is held while the KL so far stays under the
+// level, and raised once it passes it while the episode lasts.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -77,7 +84,9 @@ class Bound final : public Detector {
       if (s.inputs[i].first == "progress") progress_.input = i;
       if (s.inputs[i].first == "progress_down") progress_down_.input = i;
       if (s.inputs[i].first == "per") per_ = i;
+      if (s.inputs[i].first == "moved") moved_ = i;
     }
+    moved_history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
     progress_down_.sign = -1;
   }
   void reset() override {
@@ -91,6 +100,8 @@ class Bound final : public Detector {
     episode_onset_ = 1;
     episode_end_ = 0;
     history_.reset();
+    moved_history_.reset();
+    episode_moved_.clear();
     progress_.reset();
     progress_down_.reset();
   }
@@ -113,6 +124,8 @@ class Bound final : public Detector {
     }
     if (!std::isfinite(v)) return;
     last_step_ = step;
+    double moved = moved_ > 0 ? x[moved_] : NaN;
+    if (std::isfinite(moved)) moved_history_.push(moved, step);
     if (!resolved_ && !resolve()) return;
     if (seen_ < start_points_) {
       firsts_.push_back(v);
@@ -125,7 +138,8 @@ class Bound final : public Detector {
     bool beyond = up_ ? v > warning : v < warning;
     bool beyond_critical = !std::isnan(critical) && (up_ ? v > critical : v < critical);
     // A held-back confirmation is raised as soon as the progress that eased it is gone while the episode lasts.
-    if (alarm_held_ && episode_.open && beyond && !hold_warnings_ && !eases_to_note_so_far()) {
+    if (episode_.open && beyond && std::isfinite(moved)) episode_moved_.push_back(moved);
+    if (alarm_held_ && episode_.open && beyond && !hold_warnings_ && !eases_to_note_so_far() && !unmoved_so_far()) {
       alarm_held_ = false;
       alarm(step);
     }
@@ -182,7 +196,12 @@ class Bound final : public Detector {
     // climbed). It is raised after all if the episode goes on to its critical level, which eases to a warning, or
     // if the progress is lost while the episode lasts or by the end of the data. A setting that eases this detector
     // (hold_warnings) holds it the same way, until the critical level.
-    alarm_held_ = !opened_by_critical_ && (hold_warnings_ || eases_to_note_so_far());
+    // The KL to the reference at the points of the excursion so far (moved_history_ holds the ones logged with it).
+    episode_moved_.clear();
+    for (int i = 0; i < moved_history_.size(); ++i) {
+      if (moved_history_.step_from_oldest(i) >= first_crossing_step_) episode_moved_.push_back(moved_history_.at_from_oldest(i));
+    }
+    alarm_held_ = unmoved_so_far() || (!opened_by_critical_ && (hold_warnings_ || eases_to_note_so_far()));
     if (!alarm_held_) alarm(step);
     episode_.begin(first_crossing_onset_);
     critical_points_ = 0;
@@ -328,7 +347,7 @@ class Bound final : public Detector {
     double w = transformed(log_, v);  // the peak is the most extreme point in the watched direction
     episode_.add(step, v, up_ ? w : -w);
     critical_points_ += beyond_critical ? 1 : 0;
-    if (alarm_held_ && critical_points_ >= min_points_) {
+    if (alarm_held_ && critical_points_ >= min_points_ && !unmoved_so_far()) {
       alarm_held_ = false;
       alarm(step);
     }
@@ -351,10 +370,20 @@ class Bound final : public Detector {
     double start = NaN, now = NaN;
     return progress.input && progress.moved(progress_min_sigma_, start, now, scratch_);
   }
+  // Whether the policy has stayed (nearly) its reference over the open episode so far: the median of the `moved`
+  // input's values at its points under UNMOVED_KL. False without that input or its values.
+  bool unmoved_so_far() {
+    if (moved_ == 0 || episode_moved_.empty()) return false;
+    scratch_.assign(episode_moved_.begin(), episode_moved_.end());
+    moved_level_ = stats::median_in_place(scratch_);
+    return moved_level_ < UNMOVED_KL;
+  }
   void close() {
     if (!episode_.open) return;
     episode_.open = false;
-    held_unraised_ = held_unraised_ || alarm_held_;
+    bool unmoved = unmoved_so_far();
+    // An episode of batches that differed, not of the policy, raises nothing at the end of the data either.
+    held_unraised_ = held_unraised_ || (alarm_held_ && !unmoved);
     alarm_held_ = false;
     episode_onset_ = episode_.onset;
     episode_end_ = episode_.end;
@@ -393,6 +422,16 @@ class Bound final : public Detector {
       findings_.back().explanation +=
           " It was there from the run's first logged points, before training could have moved it far: look first at "
           "how the run was set up.";
+    }
+    if (unmoved) {
+      findings_.back().evidence["moved_level"] = moved_level_;
+      char note[400];
+      std::snprintf(note, sizeof note,
+                    " Meanwhile %s stayed at %.3g (median) against the model the run started from, under %.3g: the "
+                    "policy had barely moved, so this is the batches differing from the first ones (other prompts, "
+                    "shorter or longer answers), not the policy changing; a note rather than a finding.",
+                    metric_names.size() > moved_ ? metric_names[moved_].c_str() : "the KL", moved_level_, UNMOVED_KL);
+      ease(findings_.back(), Severity::info, note);
     }
     if (progress_required_) {
       char note[160];
@@ -469,6 +508,13 @@ class Bound final : public Detector {
   std::string side_name_;
   size_t per_ = 0;  // the input the watched metric is divided by (a `per` role: a length over its cap); 0: none
   Conditions contradictions_;
+  size_t moved_ = 0;  // the `moved` context input (the KL to the reference); 0: none
+  // A per-token KL to the reference this low is a policy that has barely moved: healthy runs' policies that learn
+  // reach 0.01-0.1 (data/metrics.yaml), and an entropy that doubled is a change no smaller KL goes with.
+  static constexpr double UNMOVED_KL = 0.01;
+  double moved_level_ = NaN;
+  RingWindow moved_history_;           // its recent values, by step
+  std::vector<double> episode_moved_;  // its values at the open (or last) episode's points
   bool contradicted_ = false;  // by its limit or by contradicted_when: nothing is judged or reported
   static constexpr double LIMIT_TOLERANCE = 1.02;  // a mean at most this far over its limit (rounding, a token)
   bool up_ = true, relative_ = false, log_ = false, resolved_ = false, date_change_ = true;
