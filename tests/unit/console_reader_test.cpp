@@ -547,6 +547,50 @@ TEST(ConsoleBlock, WhatABlockIsNot) {
   EXPECT_TRUE(has_series(c, "policy/kl", {1, 2, 3, 4, 5, 6}, {0.01, 0.02, 0.03, 0.04, 0.05, 0.06})) << names_of(c);
 }
 
+// A step header, then a stats line of key=value pairs with no step of its own, printed once per rollout group, and
+// per-sample prints of the same names: the stats line is the step's record (a pair in parentheses qualifies the one
+// before it, a duration in seconds is a number), and a line with a value that is no number is a sample's print.
+TEST(ConsoleBlock, AStatsLineOfPairsUnderAStepHeader) {
+  std::string log;
+  for (int step = 1; step <= 3; ++step) {
+    std::string n = std::to_string(step);
+    for (int group = 0; group < 2; ++group) {
+      log += "=== Step " + n + " | Group " + std::to_string(group) + " ===\nTraining stats:\n";
+      log += "loss=-0.0000 grad=0." + n + " clip=0.000 | reward=0." + n + "25 (std=0.333) | accuracy=0.5 | t_roll=2.6s\n";
+      log += "Question: a farmer has 3 cows\nSolution 0 [x]: reward=1.0 | extracted=None (gt=5)\n";
+      log += "Solution 1 [v]: reward=0.0 | extracted=5 (gt=5)\n";
+    }
+  }
+  ReadOutput out = read_text(log, "generations.log");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {{"train/loss", {1, 2, 3}, {-0.0, -0.0, -0.0}},
+                   {"grad", {1, 2, 3}, {0.1, 0.2, 0.3}},
+                   {"clip", {1, 2, 3}, {0, 0, 0}},
+                   {"reward/mean", {1, 2, 3}, {0.125, 0.225, 0.325}},
+                   {"reward/std", {1, 2, 3}, {0.333, 0.333, 0.333}},
+                   {"accuracy", {1, 2, 3}, {0.5, 0.5, 0.5}},
+                   {"t_roll", {1, 2, 3}, {2.6, 2.6, 2.6}}});
+  EXPECT_NE(out.detail.find("step block"), std::string::npos) << out.detail;
+}
+
+// Keys of a few capitalised words ("Train Loss=0.69, Eval Loss=0.62, Win Rate=0.52") are whole keys, and a name in
+// words names its split as train/ and eval_ do; a lower-case word before a key is prose, and a log level is no word
+// of a key.
+TEST(ConsoleKeyValue, KeysOfCapitalisedWords) {
+  ReadOutput out = read_text(
+      "Step 0: Train Loss=0.6914, Eval Loss=0.6916, Win Rate=0.0000\n"
+      "Step 3000: Train Loss=1.1484, Eval Loss=0.6252, Win Rate=0.5152\n"
+      "Step 6000: Train Loss=0.7070, Eval Loss=0.6099, Win Rate=0.4545\n",
+      "log.out");
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {{"train/loss", {0, 3000, 6000}, {0.6914, 1.1484, 0.707}},
+                   {"eval/loss", {0, 3000, 6000}, {0.6916, 0.6252, 0.6099}},
+                   {"Win Rate", {0, 3000, 6000}, {0.0, 0.5152, 0.4545}}});
+  EXPECT_TRUE(out.diagnostics.empty());
+  ReadOutput lower = read_text("INFO step=1 the loss=0.5 kl=0.1\nINFO step=2 the loss=0.4 kl=0.2\n", "train.log");
+  expect_all(only_run(lower), {{"train/loss", {1, 2}, {0.5, 0.4}}, {"policy/kl", {1, 2}, {0.1, 0.2}}});
+}
+
 TEST(ConsoleTable, NoLogAndEmptyCellsAreMissing) {
   ReadOutput out = read_text(
       "Step\tTraining Loss\tValidation Loss\n"

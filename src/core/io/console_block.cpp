@@ -46,6 +46,21 @@ bool opens_evaluation(std::string_view text) {
   return false;
 }
 
+// A measured value: a number or a percentage, or a duration in seconds ("2.6s", "340ms").
+bool parse_measure(std::string_view text, double& value) {
+  if (parse_value(text, value)) return true;
+  for (auto [unit, scale] : {std::pair{std::string_view("ms"), 1e-3}, std::pair{std::string_view("s"), 1.0}}) {
+    if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit &&
+        is_digit(text[text.size() - unit.size() - 1]) && parse_number(text.substr(0, text.size() - unit.size()), value)) {
+      value *= scale;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool is_pair_separator(char c) { return c == ' ' || c == '|' || c == ',' || c == ';' || c == '\t'; }
+
 }  // namespace
 
 std::string_view BlockLines::message(std::string_view s) {
@@ -113,7 +128,41 @@ void BlockLines::set(std::string_view name, double value) {
   repeated_.push_back(false);
 }
 
-bool BlockLines::member(std::string_view text) {
+
+// "loss=-0.0000 grad=0.4418 clip=0.000 | reward=0.125 (std=0.333) | accuracy=0.125 | t_roll=2.6s": a hand-written
+// loop's stats line under its step header. Two pairs or more, every one a name and a measured value, none a step;
+// read whole or not at all, so a per-sample print ("reward=0.0 | extracted=None") is left to the other shapes. A
+// pair in parentheses qualifies the one before it ("reward std", as a person reads it).
+bool BlockLines::pairs_member(std::string_view text, const MetricDictionary& dictionary) {
+  if (text.find('=') == std::string_view::npos || text.find(':') != std::string_view::npos) return false;
+  pairs_.clear();
+  std::string_view previous;
+  double value = 0;
+  for (size_t i = 0; i < text.size();) {
+    while (i < text.size() && is_pair_separator(text[i])) ++i;
+    if (i >= text.size()) break;
+    bool qualifier = text[i] == '(';
+    i += qualifier ? 1 : 0;
+    size_t end = i;
+    while (end < text.size() && !is_pair_separator(text[end]) && text[end] != ')') ++end;
+    std::string_view token = text.substr(i, end - i);
+    if (qualifier && (end >= text.size() || text[end] != ')' || previous.empty())) return false;
+    if (end < text.size() && text[end] == ')' && !qualifier) return false;
+    i = end + (qualifier ? 1 : 0);
+    size_t eq = token.find('=');
+    if (eq == std::string_view::npos || pairs_.size() >= MAX_GROUP_PAIRS) return false;
+    std::string_view name = token.substr(0, eq);
+    if (!is_name(name) || is_step_key(name, dictionary) || !parse_measure(token.substr(eq + 1), value)) return false;
+    pairs_.emplace_back(qualifier ? std::string(previous) + " " + std::string(name) : std::string(name), value);
+    if (!qualifier) previous = name;
+  }
+  if (pairs_.size() < 2) return false;
+  for (const auto& [key, v] : pairs_) set(key, v);
+  return true;
+}
+
+bool BlockLines::member(std::string_view text, const MetricDictionary& dictionary) {
+  if (pairs_member(text, dictionary)) return true;
   // "Loss: -0.0421", "Ratio Outliers: 0.000%": one name and one number.
   size_t colon = text.find(':');
   if (colon == std::string_view::npos) return false;
@@ -181,7 +230,7 @@ Match BlockLines::member_line(std::string_view s, const MetricDictionary& dictio
   // other shapes and does not end the block.
   std::string_view text = trim(message(s));
   if (step_label(text, dictionary).kind != Label::Kind::none) return {};  // "Step 30: loss=0.1" is another shape's
-  if (member(text)) return Match::of(Match::Kind::consumed);
+  if (member(text, dictionary)) return Match::of(Match::Kind::consumed);
   return {};
 }
 

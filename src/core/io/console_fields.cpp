@@ -86,6 +86,29 @@ void split_items(std::string_view s, std::vector<std::string_view>& items, size_
   }
 }
 
+bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+
+// Where the key of a "key=value" pair begins when the key is a few capitalised words ("Train Loss=0.69, Eval
+// Loss=0.62, Win Rate=0.52", as a person writes a metric's name): over the words before the key's last one, each a
+// capitalised word of letters after a single space, up to MAX_KEY_WORDS in all, and not a log level ("INFO"). A key
+// in lower case keeps its one word: "the loss=0.3" is prose before a key, "Train Loss" is the key.
+size_t title_words_before(std::string_view s, size_t begin, size_t end) {
+  if (!is_upper(s[begin])) return begin;
+  for (size_t i = begin; i < end; ++i) {
+    if (!is_letter(s[i])) return begin;  // "Loss_2", "KL_ref": a name of its own
+  }
+  size_t start = begin;
+  for (size_t words = 1; words < MAX_KEY_WORDS && start >= 2 && s[start - 1] == ' ' && is_letter(s[start - 2]);
+       ++words) {
+    size_t word = start - 1;
+    while (word > 0 && is_letter(s[word - 1])) --word;
+    if (!is_upper(s[word]) || (word > 0 && is_key_char(s[word - 1]))) break;
+    if (is_log_level(s.substr(word, start - 1 - word))) break;
+    start = word;
+  }
+  return start;
+}
+
 // Whether the value that ends at `e` ends its pair: the line ends, a separator follows, or the next "key=" or
 // "key = value" pair. Printed arithmetic ("7 days = 7 apples", "6 * 80 = 480 pages") has words after its number.
 bool ends_a_pair(std::string_view s, size_t e) {
@@ -148,7 +171,8 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
       i = k;
       continue;
     }
-    std::string_view key = s.substr(i, k - i);
+    size_t start = title_words_before(s, i, k);
+    std::string_view key = s.substr(start, k - start);
     ++keys;
     environment = environment || is_env_name(key);
     config_paths += is_config_path(key) ? 1 : 0;
@@ -161,7 +185,7 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
     double value = 0;
     if (parse_number(s.substr(v, e - v), value)) {
       if (eq == k) {
-        first_key = std::min(first_key, i);
+        first_key = std::min(first_key, start);
         append_number(record, key, value);
         ++compact;
       } else if (ends_a_pair(s, e) && key.size() > 1 && !after_an_operator(s, i)) {

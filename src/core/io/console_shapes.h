@@ -123,7 +123,8 @@ class GridLines {
 
 // Step blocks: a line that opens with a step label ("Step 12", "Step 12 | Time: 17.3s", "===== Step 12 =====") and
 // has no metrics of its own, then lines of one metric each ("  Loss: -0.0421", "  Rewards: min=0.21, mean=0.51", also
-// behind a Python logging prefix) make one record at that step, emitted when the next step label comes, an
+// behind a Python logging prefix) or of several key=value pairs with no step ("loss=0.31 grad=0.44 | reward=0.125
+// (std=0.333)") make one record at that step, emitted when the next step label comes, an
 // evaluation section opens, or the text ends. Lines of other kinds within the block (per-sample prints) are left to
 // the other shapes; a name printed again with another value is a per-sample print and is left out of the record; a
 // header of the same step again continues the block.
@@ -146,7 +147,8 @@ class BlockLines {
   };
   static std::string_view message(std::string_view s);
   static Label step_label(std::string_view text, const MetricDictionary& dictionary);
-  bool member(std::string_view text);
+  bool member(std::string_view text, const MetricDictionary& dictionary);
+  bool pairs_member(std::string_view text, const MetricDictionary& dictionary);
   void set(std::string_view name, double value);
   bool close(FlatRecord& finished);
 

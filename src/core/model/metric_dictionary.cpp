@@ -194,6 +194,17 @@ std::string MetricDictionary::canonical_name(std::string_view raw) const {
   if (folded != raw) {
     if (const MetricInfo* info = find(folded)) return info->name;
   }
+  // A name written in words ("Train Loss", "Eval Loss") names its split the way train/ and eval_ do. Only a name
+  // with a space: HF's closing summary logs `train_loss`, the run's mean loss, which is no step of train/loss.
+  if (raw.find(' ') != std::string_view::npos) {
+    if (std::string_view rest = strip_prefix(folded, "train_"); !rest.empty()) {
+      if (const MetricInfo* info = find(rest)) return info->name;
+    }
+    for (auto [prefix, ns] : EVALUATION_PREFIXES) {
+      std::string_view rest = strip_prefix(folded, prefix);
+      if (!rest.empty()) return std::string(ns) + std::string(rest);
+    }
+  }
   // Exports that cannot keep '/' flatten the names (a verl metrics CSV rebuilt from its console lines has
   // critic_score_mean and response_length_clip_ratio), and dashboards rewrite their case: the same name without
   // case and separators, when exactly one metric has it.
