@@ -16,7 +16,8 @@ CASE_BY_SLUG = {c["slug"]: c for c in CASES}
 # Detector ids a gap may name on a healthy log (a warning the log's labels say is wrong), beside failure types.
 KNOWN_FALSE_ALARM_DETECTORS = {"entropy_above_start", "kl_above_range", "reward_spread_zero", "reward_constant",
                                 "entropy_collapse", "chosen_reward_below", "reward_collapse", "reward_spread_collapse",
-                                "entropy_rebound", "length_collapse", "grad_norm_zero"}
+                                "entropy_rebound", "length_collapse", "grad_norm_zero", "grpo_zero_variance",
+                                "entropy_below_start", "grad_norm_below_start", "truncation"}
 
 # slug -> {labeled failure type, "parse", or a detector of KNOWN_FALSE_ALARM_DETECTORS: why rldk gets it wrong today}
 KNOWN_GAPS = {
@@ -315,6 +316,16 @@ KNOWN_GAPS = {
     },
     "skyrl_grpo_qwen35_9b_lora_math_tpu_autoresume_58st_logprob_mismatch_truncation": {
         "truncation": "as its 75-step sibling: no cap and no clipped fraction in the file",
+    },
+    "trl_grpo_qwen25_7b_lora_finqa_toolcall_lr2e7_excerpt_2247st_flat_healthy": {
+        "grad_norm_zero": "one group of 8 completions per optimizer step: frac_reward_zero_std is 0 or 1 at each step and 1 at 59 % of them from the start (grad_norm exactly 0 there), so stretches of 5-12 such steps come by chance over 2,247 steps; the zero-spread bounds judge stretches against a 64-point share that dips under 0.5, and grpo_zero_variance has no chance test for single-group steps",
+        "reward_spread_zero": "as grad_norm_zero",
+        "grpo_zero_variance": "as grad_norm_zero",
+        "grad_norm_below_start": "as grad_norm_zero: the norm is exactly 0 at most steps of a stretch",
+        "entropy_below_start": "a per-step entropy of one group, 0.04 at the start and 0.0002-1.6 at single steps, "
+                               "so one quiet stretch reads as under a tenth of its start",
+        "entropy_rebound": "as entropy_below_start: single-group noise around 0.06 nats",
+        "truncation": "a two-step blip (1481-1482) of one group of 8 cut at the 128-token cap",
     },
     "custom_grpo_qwen25_math_15b_gsm8k_question_only_prompt_40it_reward_collapse": {
         "parse": "a hand-written GRPO loop's prints: each iteration's reward is a `Percentage of correct examples: X` "
