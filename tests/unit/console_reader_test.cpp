@@ -573,6 +573,21 @@ TEST(ConsoleBlock, AStatsLineOfPairsUnderAStepHeader) {
   EXPECT_NE(out.detail.find("step block"), std::string::npos) << out.detail;
 }
 
+// A pair in parentheses ends at its ')' and qualifies the pair before it: "reward=0.125 (std=0.333)" is the reward and
+// its spread.
+TEST(ConsoleKeyValue, APairInParenthesesQualifiesThePairBefore) {
+  ReadOutput out = read_text(
+      "[Step 1/50] loss=0.1 grad=0.2 | reward=0.125 (std=0.333) | accuracy=0.5\n"
+      "[Step 2/50] loss=0.2 grad=0.3 | reward=0.250 (std=0.444) | accuracy=0.6\n"
+      "[Step 3/50] loss=0.3 grad=0.4 | reward=0.375 (std=0.555) | accuracy=0.7\n",
+      "ablation.log");
+  expect_all(only_run(out), {{"train/loss", {1, 2, 3}, {0.1, 0.2, 0.3}},
+                             {"grad", {1, 2, 3}, {0.2, 0.3, 0.4}},
+                             {"reward/mean", {1, 2, 3}, {0.125, 0.25, 0.375}},
+                             {"reward/std", {1, 2, 3}, {0.333, 0.444, 0.555}},
+                             {"accuracy", {1, 2, 3}, {0.5, 0.6, 0.7}}});
+}
+
 // Keys of a few capitalised words ("Train Loss=0.69, Eval Loss=0.62, Win Rate=0.52") are whole keys, and a name in
 // words names its split as train/ and eval_ do; a lower-case word before a key is prose, and a log level is no word
 // of a key.

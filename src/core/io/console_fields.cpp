@@ -155,6 +155,8 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
   };
   std::vector<Spaced> spaced;
   size_t compact = 0;
+  std::string_view previous_key;  // of the last compact pair, which a pair in parentheses after it qualifies
+  std::string qualified;
   size_t i = 0;
   while (i < s.size()) {
     // A key starts at a letter or '_' that follows a separator ("--lr=0.5" flags are not metrics).
@@ -181,12 +183,24 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
       while (v < s.size() && s[v] == ' ') ++v;
     }
     size_t e = v;
-    while (e < s.size() && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != '|' && s[e] != '\t') ++e;
+    // "reward=0.125 (std=0.333)": a pair in parentheses ends at its ')'.
+    bool qualifier = start > 0 && s[start - 1] == '(';
+    while (e < s.size() && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != '|' && s[e] != '\t' &&
+           !(qualifier && s[e] == ')')) {
+      ++e;
+    }
     double value = 0;
     if (parse_number(s.substr(v, e - v), value)) {
       if (eq == k) {
         first_key = std::min(first_key, start);
-        append_number(record, key, value);
+        // It qualifies the pair just before it, as a person reads it ("reward std").
+        if (qualifier && !previous_key.empty() && start >= 2 && s[start - 2] == ' ') {
+          qualified.assign(previous_key).append(" ").append(key);
+          append_number(record, qualified, value);
+        } else {
+          append_number(record, key, value);
+          previous_key = key;
+        }
         ++compact;
       } else if (ends_a_pair(s, e) && key.size() > 1 && !after_an_operator(s, i)) {
         spaced.push_back({i, key, value});
