@@ -327,6 +327,13 @@ KNOWN_GAPS = {
         "entropy_rebound": "as entropy_below_start: single-group noise around 0.06 nats",
         "truncation": "a two-step blip (1481-1482) of one group of 8 cut at the 128-token cap",
     },
+    "custom_gspo_r1distill_qwen15b_arith_logic_flat_cap64_148st_truncation": {
+        "parse": "every history row carries the trainer's own `step` (0-147, two rows per optimizer step, one per "
+                 "accumulated micro-batch) beside W&B's `_step` (0-330): rldk keys the rows by the trainer's step, "
+                 "the labels by `_step`",
+        "truncation": "the cut answers (599 of 600 rollouts at the 64-token cap) show only in the console output the "
+                      ".wandb file records, which rldk does not read for metrics; the history logs no length",
+    },
     "custom_grpo_qwen25_math_15b_gsm8k_question_only_prompt_40it_reward_collapse": {
         "parse": "a hand-written GRPO loop's prints: each iteration's reward is a `Percentage of correct examples: X` "
                  "line printed before its first `GRPO Iteration: N Epoch: 0 Microbatch: k / 256` line (128 of those "
