@@ -564,7 +564,7 @@ TEST(ConsoleBlock, AStatsLineOfPairsUnderAStepHeader) {
   ReadOutput out = read_text(log, "generations.log");
   const rldk::Run& run = only_run(out);
   expect_all(run, {{"train/loss", {1, 2, 3}, {-0.0, -0.0, -0.0}},
-                   {"grad", {1, 2, 3}, {0.1, 0.2, 0.3}},
+                   {"policy/grad_norm", {1, 2, 3}, {0.1, 0.2, 0.3}},
                    {"clip", {1, 2, 3}, {0, 0, 0}},
                    {"reward/mean", {1, 2, 3}, {0.125, 0.225, 0.325}},
                    {"reward/std", {1, 2, 3}, {0.333, 0.333, 0.333}},
@@ -582,7 +582,7 @@ TEST(ConsoleKeyValue, APairInParenthesesQualifiesThePairBefore) {
       "[Step 3/50] loss=0.3 grad=0.4 | reward=0.375 (std=0.555) | accuracy=0.7\n",
       "ablation.log");
   expect_all(only_run(out), {{"train/loss", {1, 2, 3}, {0.1, 0.2, 0.3}},
-                             {"grad", {1, 2, 3}, {0.2, 0.3, 0.4}},
+                             {"policy/grad_norm", {1, 2, 3}, {0.2, 0.3, 0.4}},
                              {"reward/mean", {1, 2, 3}, {0.125, 0.25, 0.375}},
                              {"reward/std", {1, 2, 3}, {0.333, 0.444, 0.555}},
                              {"accuracy", {1, 2, 3}, {0.5, 0.6, 0.7}}});
