@@ -87,6 +87,7 @@ class Bound final : public Detector {
       if (s.inputs[i].first == "moved") moved_ = i;
     }
     moved_history_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
+    episode_moved_.configure(static_cast<int>(std::max(4.0, s.param("history", 64))));
     progress_down_.sign = -1;
   }
   void reset() override {
@@ -101,7 +102,7 @@ class Bound final : public Detector {
     episode_end_ = 0;
     history_.reset();
     moved_history_.reset();
-    episode_moved_.clear();
+    episode_moved_.reset();
     progress_.reset();
     progress_down_.reset();
   }
@@ -138,7 +139,7 @@ class Bound final : public Detector {
     bool beyond = up_ ? v > warning : v < warning;
     bool beyond_critical = !std::isnan(critical) && (up_ ? v > critical : v < critical);
     // A held-back confirmation is raised as soon as the progress that eased it is gone while the episode lasts.
-    if (episode_.open && beyond && std::isfinite(moved)) episode_moved_.push_back(moved);
+    if (episode_.open && beyond && std::isfinite(moved)) episode_moved_.push(moved, step);
     if (alarm_held_ && episode_.open && beyond && !hold_warnings_ && !eases_to_note_so_far() && !unmoved_so_far()) {
       alarm_held_ = false;
       alarm(step);
@@ -197,9 +198,10 @@ class Bound final : public Detector {
     // if the progress is lost while the episode lasts or by the end of the data. A setting that eases this detector
     // (hold_warnings) holds it the same way, until the critical level.
     // The KL to the reference at the points of the excursion so far (moved_history_ holds the ones logged with it).
-    episode_moved_.clear();
+    episode_moved_.reset();
     for (int i = 0; i < moved_history_.size(); ++i) {
-      if (moved_history_.step_from_oldest(i) >= first_crossing_step_) episode_moved_.push_back(moved_history_.at_from_oldest(i));
+      int64_t at = moved_history_.step_from_oldest(i);
+      if (at >= first_crossing_step_) episode_moved_.push(moved_history_.at_from_oldest(i), at);
     }
     alarm_held_ = unmoved_so_far() || (!opened_by_critical_ && (hold_warnings_ || eases_to_note_so_far()));
     if (!alarm_held_) alarm(step);
@@ -371,10 +373,11 @@ class Bound final : public Detector {
     return progress.input && progress.moved(progress_min_sigma_, start, now, scratch_);
   }
   // Whether the policy has stayed (nearly) its reference over the open episode so far: the median of the `moved`
-  // input's values at its points under UNMOVED_KL. False without that input or its values.
+  // input's values at its last `history` points under UNMOVED_KL. False without that input or its values.
   bool unmoved_so_far() {
-    if (moved_ == 0 || episode_moved_.empty()) return false;
-    scratch_.assign(episode_moved_.begin(), episode_moved_.end());
+    if (moved_ == 0 || episode_moved_.size() == 0) return false;
+    scratch_.clear();
+    for (int i = 0; i < episode_moved_.size(); ++i) scratch_.push_back(episode_moved_.at_from_oldest(i));
     moved_level_ = stats::median_in_place(scratch_);
     return moved_level_ < UNMOVED_KL;
   }
@@ -513,8 +516,8 @@ class Bound final : public Detector {
   // reach 0.01-0.1 (data/metrics.yaml), and an entropy that doubled is a change no smaller KL goes with.
   static constexpr double UNMOVED_KL = 0.01;
   double moved_level_ = NaN;
-  RingWindow moved_history_;           // its recent values, by step
-  std::vector<double> episode_moved_;  // its values at the open (or last) episode's points
+  RingWindow moved_history_;  // its recent values, by step
+  RingWindow episode_moved_;  // its values at the open (or last) episode's points, the last `history` of them
   bool contradicted_ = false;  // by its limit or by contradicted_when: nothing is judged or reported
   static constexpr double LIMIT_TOLERANCE = 1.02;  // a mean at most this far over its limit (rounding, a token)
   bool up_ = true, relative_ = false, log_ = false, resolved_ = false, date_change_ = true;
