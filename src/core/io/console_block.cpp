@@ -46,21 +46,6 @@ bool opens_evaluation(std::string_view text) {
   return false;
 }
 
-// A measured value: a number or a percentage, or a duration in seconds ("2.6s", "340ms").
-bool parse_measure(std::string_view text, double& value) {
-  if (parse_value(text, value)) return true;
-  for (auto [unit, scale] : {std::pair{std::string_view("ms"), 1e-3}, std::pair{std::string_view("s"), 1.0}}) {
-    if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit &&
-        is_digit(text[text.size() - unit.size() - 1]) && parse_number(text.substr(0, text.size() - unit.size()), value)) {
-      value *= scale;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool is_pair_separator(char c) { return c == ' ' || c == '|' || c == ',' || c == ';' || c == '\t'; }
-
 }  // namespace
 
 std::string_view BlockLines::message(std::string_view s) {
@@ -130,34 +115,16 @@ void BlockLines::set(std::string_view name, double value) {
 
 
 // "loss=-0.0000 grad=0.4418 clip=0.000 | reward=0.125 (std=0.333) | accuracy=0.125 | t_roll=2.6s": a hand-written
-// loop's stats line under its step header. Two pairs or more, every one a name and a measured value, none a step;
-// read whole or not at all, so a per-sample print ("reward=0.0 | extracted=None") is left to the other shapes. A
-// pair in parentheses qualifies the one before it ("reward std", as a person reads it).
+// loop's stats line under its step header, read as any key=value line is (parse_key_values), with no step of its own
+// and no colon. Two pairs or more, and every pair the line prints read as a number: a per-sample print
+// ("reward=0.0 | extracted=None") is left to the other shapes.
 bool BlockLines::pairs_member(std::string_view text, const MetricDictionary& dictionary) {
-  if (text.find('=') == std::string_view::npos || text.find(':') != std::string_view::npos) return false;
-  pairs_.clear();
-  std::string_view previous;
-  double value = 0;
-  for (size_t i = 0; i < text.size();) {
-    while (i < text.size() && is_pair_separator(text[i])) ++i;
-    if (i >= text.size()) break;
-    bool qualifier = text[i] == '(';
-    i += qualifier ? 1 : 0;
-    size_t end = i;
-    while (end < text.size() && !is_pair_separator(text[end]) && text[end] != ')') ++end;
-    std::string_view token = text.substr(i, end - i);
-    if (qualifier && (end >= text.size() || text[end] != ')' || previous.empty())) return false;
-    if (end < text.size() && text[end] == ')' && !qualifier) return false;
-    i = end + (qualifier ? 1 : 0);
-    size_t eq = token.find('=');
-    if (eq == std::string_view::npos || pairs_.size() >= MAX_GROUP_PAIRS) return false;
-    std::string_view name = token.substr(0, eq);
-    if (!is_name(name) || is_step_key(name, dictionary) || !parse_measure(token.substr(eq + 1), value)) return false;
-    pairs_.emplace_back(qualifier ? std::string(previous) + " " + std::string(name) : std::string(name), value);
-    if (!qualifier) previous = name;
-  }
-  if (pairs_.size() < 2) return false;
-  for (const auto& [key, v] : pairs_) set(key, v);
+  if (text.find(':') != std::string_view::npos) return false;
+  Match match = parse_key_values(text, pairs_record_, dictionary);
+  if (match.kind != Match::Kind::record || match.from != StepFrom::none) return false;
+  auto pairs = static_cast<size_t>(std::count(text.begin(), text.end(), '='));
+  if (pairs_record_.fields.size() < 2 || pairs_record_.fields.size() != pairs) return false;
+  for (const auto& f : pairs_record_.fields) set(pairs_record_.key(f), f.number);
   return true;
 }
 

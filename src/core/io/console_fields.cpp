@@ -190,7 +190,8 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
       ++e;
     }
     double value = 0;
-    if (parse_number(s.substr(v, e - v), value)) {
+    bool number = eq == k ? parse_measure(s.substr(v, e - v), value) : parse_number(s.substr(v, e - v), value);
+    if (number) {
       if (eq == k) {
         first_key = std::min(first_key, start);
         // It qualifies the pair just before it, as a person reads it ("reward std").

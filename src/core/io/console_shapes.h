@@ -153,6 +153,7 @@ class BlockLines {
   bool close(FlatRecord& finished);
 
   FlatRecord block_;
+  FlatRecord pairs_record_;     // a key=value line being read as a member
   std::vector<bool> repeated_;  // by field of block_: printed again with another value
   std::vector<std::pair<std::string, double>> pairs_;
   bool open_ = false;

@@ -71,6 +71,18 @@ std::optional<int64_t> leading_bracket_counter(std::string_view before_values) {
   return c.n;
 }
 
+bool parse_measure(std::string_view text, double& value) {
+  if (parse_number(text, value)) return true;
+  for (auto [unit, scale] : {std::pair{std::string_view("ms"), 1e-3}, std::pair{std::string_view("s"), 1.0}}) {
+    if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit &&
+        is_digit(text[text.size() - unit.size() - 1]) && parse_number(text.substr(0, text.size() - unit.size()), value)) {
+      value *= scale;
+      return true;
+    }
+  }
+  return false;
+}
+
 void append_number(FlatRecord& record, std::string_view key, double value) {
   FlatField f{};
   f.key_begin = static_cast<uint32_t>(record.arena.size());
