@@ -307,10 +307,6 @@ KNOWN_GAPS = {
                       "bound: as its 159-step sibling",
     },
     "skyrl_grpo_qwen35_9b_lora_math_tpu_75st_logprob_mismatch_truncation": {
-        "logprob_mismatch": "the sampler/trainer k2 KL is 0.07-0.11 over steps 0-18 (0.15 once at 27), about 100x the "
-                            "0.001 of two engines with the same weights, but under the 0.1-nat bound at all but a "
-                            "few scattered points; a first-step level judged against the numerics-only KL is not "
-                            "built",
         "truncation": "the mean length is 718-938 tokens under a 1024 cap that only the repository's launch scripts "
                       "set: the file holds no cap and no clipped fraction",
     },

@@ -18,7 +18,10 @@
 // again once it holds min_points points, as the episode opened the usual way would have been. Its onset is
 // where the excursion began (onset_of_excursion), not the crossing; with `onset: crossing` it is the first
 // crossing itself, for bounds that are a state rather than a change (a gradient norm of exactly zero: the decline
-// before it is not yet "no gradient").
+// before it is not yet "no gradient"). With `onset: start` only an excursion that began at the run's first
+// start_points points counts, dated there: a level that says something only of where the run started (at its first
+// step a rollout engine and the trainer hold the same weights, so a sampler/trainer KL far above numerics there is
+// the two computing different policies; later, asynchronous sampling raises it on purpose).
 //
 // With a `per` input, the bound judges the watched metric divided by it (a completion length over the length cap,
 // which may be a run setting: setting.max_completion_length). A mean beyond that limit says the limit is not this
@@ -68,6 +71,7 @@ class Bound final : public Detector {
     relative_ = side_name_ == "above_start" || side_name_ == "below_start";
     log_ = s.option("transform", "none") == "log";
     date_change_ = s.option("onset", "change") == "change";
+    start_only_ = s.option("onset", "change") == "start";
     min_points_ = std::max<int64_t>(1, static_cast<int64_t>(s.param("min_points", 2)));
     // 0: no quicker confirmation; points beyond the critical level count as any others.
     critical_min_points_ = std::clamp<int64_t>(static_cast<int64_t>(s.param("critical_min_points", 0)), 0, min_points_);
@@ -163,6 +167,8 @@ class Bound final : public Detector {
       }
       return;
     }
+    // `onset: start`: a crossing after the run's first points opens nothing.
+    if (start_only_ && pending_ == 0 && seen_ > start_points_) return;
     if (pending_ == 0) {
       first_crossing_step_ = step;
       first_crossing_seen_ = seen_;
@@ -520,7 +526,7 @@ class Bound final : public Detector {
   RingWindow episode_moved_;  // its values at the open (or last) episode's points, the last `history` of them
   bool contradicted_ = false;  // by its limit or by contradicted_when: nothing is judged or reported
   static constexpr double LIMIT_TOLERANCE = 1.02;  // a mean at most this far over its limit (rounding, a token)
-  bool up_ = true, relative_ = false, log_ = false, resolved_ = false, date_change_ = true;
+  bool up_ = true, relative_ = false, log_ = false, resolved_ = false, date_change_ = true, start_only_ = false;
   const HealthyRange::Side* side_ = nullptr;
   HealthyRange::Side own_levels_;  // the catalog's `levels:`, when it sets them
   int64_t min_points_, critical_min_points_, max_gap_, open_max_gap_, start_points_;

@@ -243,7 +243,7 @@ const std::vector<KindOption>& kind_options(const std::string& kind) {
       {"flat", {{"direction", DIRECTIONS}}},
       {"co_trend", {{"other_direction", {"up", "down"}}}},
       {"bound", {{"bound", {"above", "below", "above_start", "below_start"}}, {"transform", TRANSFORMS},
-                 {"onset", {"change", "crossing"}}, {"progress", {"eases", "required"}}}},
+                 {"onset", {"change", "crossing", "start"}}, {"progress", {"eases", "required"}}}},
       {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}, {"compare", {"ratio", "magnitude"}},
                         {"live", {"end", "so_far"}}}},
   };
