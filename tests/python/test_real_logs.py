@@ -330,6 +330,25 @@ KNOWN_GAPS = {
         "truncation": "the cut answers (599 of 600 rollouts at the 64-token cap) show only in the console output the "
                       ".wandb file records, which rldk does not read for metrics; the history logs no length",
     },
+    "custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation": {
+        "parse": "as its repository's other W&B file: rldk keys the history rows by the trainer's own `step`, the labels "
+                 "by W&B's `_step`",
+        "no_signal": "sequence log-probs clamped at -50 leave the GSPO importance ratio at exactly 1 and the loss at 0 "
+                     "while the reward still differs; the ratio is logged as `train/importance_ratio_mean`, a name "
+                     "the dictionary does not know, and no detector judges a ratio pinned at 1 with a loss at 0",
+        "truncation": "as its repository's other W&B file: the cut answers show only in the console records",
+    },
+    "trl_grpo_qwen25_15b_sft_then_grpo_lora_unlearning_stage2_300st_healthy": {
+        "kl_above_range": "a per-token KL of 0.38 and 0.33 at two consecutive steps (258-259), back at 0.02 at once: "
+                          "what the GRPO guard stops on, so the scan keeps it a warning (as the one-step spike of "
+                          "trl_grpo_qwen35_9b_gsm8k_gate2_one_step_kl_spike_healthy)",
+    },
+    "trl_grpo_qwen25_15b_lora_unlearning_tom_clancy_500st_flat_healthy": {
+        "reward_spread_collapse": "one group per step: the reward spread is 0-0.115 at most steps (format rewards "
+                                  "alone differ) and 1-4 when the group's answers differ, and the start is its first "
+                                  "step's 5.75; under 5 % of it comes before the run has shown its own rate (as "
+                                  "trl_grpo_qwen25_7b_lora_finqa_toolcall_lr2e7_excerpt_2247st_flat_healthy)",
+    },
     "custom_grpo_qwen25_math_15b_gsm8k_question_only_prompt_40it_reward_collapse": {
         "parse": "a hand-written GRPO loop's prints: each iteration's reward is a `Percentage of correct examples: X` "
                  "line printed before its first `GRPO Iteration: N Epoch: 0 Microbatch: k / 256` line (128 of those "
