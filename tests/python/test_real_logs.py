@@ -59,11 +59,6 @@ KNOWN_GAPS = {
                            "the author's notes put 181 tokens at step 2): with no start to compare with, only an "
                            "absolute floor could see it, and 35 tokens is a healthy answer length for many tasks",
     },
-    "trl_grpo_qwen35_9b_gsm8k_gate2_one_step_kl_spike_healthy": {
-        "kl_above_range": "two consecutive points above 0.3 nats (0.37, then 17.8 at step 71, 0.13 at 72): what the "
-                          "grpo_safe guard stops on, so the scan keeps it a warning (every stop is explained); the "
-                          "run recovered at once, so its labels call it healthy",
-    },
     "custom_ppo_gemma2_2b_lora_gsm8k_mps_20st_healthy": {
         "reward_constant": "reward_mean between -0.0068 and 0.0017 at all 20 steps (read since its stats dicts go with "
                            "their step lines): a reward that never moved from 0, which the scan reports; the labels "
@@ -85,15 +80,6 @@ KNOWN_GAPS = {
     "verl_ppo_qwen25_05b_gsm8k_resp256_healthy": {
         "kl_above_range": "critic/kl at 0.30-0.35 nats for 167 points (peak 0.349) with a steady reward: at the "
                           "edge of the healthy band, which the scan reports; the labels call it healthy",
-    },
-    "custom_grpo_gemma2_2b_lora_math_160st_healthy": {
-        "parse": "the per-step `grpo_loss is X and kl is Y` lines are prose with no step; the running summaries "
-                 "`[step 20] avg_loss=... acc=...` every 20 steps carry one, and a shape with its own step wins, so "
-                 "the run is read as its 8 summaries",
-    },
-    "custom_grpo_gemma2_2b_lora_math_harder_data_reward_dip_healthy": {
-        "parse": "as custom_grpo_gemma2_2b_lora_math_160st_healthy: read as its 20 `[step N]` summaries, not its 200 "
-                 "per-step `grpo_loss is X and kl is Y` lines",
     },
     "trl_grpo_qwen35_9b_gsm8k_gate1_adq_s42_cap256_truncation": {
         "truncation": "no clipped fraction or cap is logged; the mean length is exactly 256 (every completion cut) at "
@@ -219,10 +205,10 @@ KNOWN_GAPS = {
         "kl_above_range": "as the kl0005 sibling: on-policy distillation against a teacher, KL 0.51-0.72 from step 1",
     },
     "orz_ppo_qwen25_7b_base_orz57k_math_excerpt_58st_healthy": {
-        "parse": "Open-Reasoner-Zero's training dicts (loguru: `orz.ppo.trainer:train:189 - {'policy_loss': ...}`) carry "
-                 "no step and are read only by log call; the reward function's `[STEP n] | avg_non_stop_count=0 | ...` "
-                 "debug lines carry one, so their 3 bookkeeping numbers win as the run's steps (a shape with its own "
-                 "step wins); dating the dicts by the last step label before them is not built",
+        "parse": "the training dicts are read (numbered by log call, as labeled); the step's reward is on a separate "
+                 "stepless line, `make_experience:748 - avg_raw_rewards: X, avg_kl: X, avg_response_length: X`, among "
+                 "hundreds of other `key: value` prints, and a stepless companion of a stepless winner is not built "
+                 "(its avg_response_length must also stay apart from the dict's response_length)",
     },
     "unsloth_grpo_llama3b_wandb_truncation": {
         "length_growth": "the length grows only 420 -> 512 (the cap); truncation is found from the first step and "
@@ -235,8 +221,7 @@ KNOWN_GAPS = {
         "parse": "as orz_ppo_qwen25_7b_base_orz57k_math_excerpt_58st_healthy",
     },
     "orz_ppo_qwen25_15b_base_strategyqa_binary_39st_zero_reward_no_signal": {
-        "parse": "as orz_ppo_qwen25_7b_base_orz57k_math_excerpt_58st_healthy (here DeepSpeed's `step=N, skipped=0` "
-                 "lines, 6 of them, are the stepped shape that wins)",
+        "parse": "as orz_ppo_qwen25_7b_base_orz57k_math_excerpt_58st_healthy",
         "no_signal": "the reward (exactly 0 at 36 of 39 steps) is on the stepless `avg_raw_rewards:` lines, not read",
     },
     "halos_dpo_llama2_7b_hh_beta001_lr2e6_reward_collapse": {
@@ -268,12 +253,6 @@ KNOWN_GAPS = {
     },
     "orz_ppo_qwen25_15b_base_strategyqa_binary_excerpt_48st_healthy": {
         "parse": "as orz_ppo_qwen25_15b_base_strategyqa_binary_39st_zero_reward_no_signal, its failing twin",
-    },
-    "orz_grpo_qwen25_15b_base_strategyqa_binary_58st_healthy": {
-        "parse": "the training dicts win here (no stepped side print), but their step comes from the tqdm bar printed "
-                 "before them, `Actor Train epoch [1/1]: 56/57`, a bar of micro-batches within one update that starts "
-                 "again before every dict: the first dict is read at step 56 and the rest follow it (56..113, not "
-                 "1..58). A bar that restarts between consecutive dicts counts within a step; not built",
     },
     "tinker_grpo_llama32_1b_arithmetic_100st_saturated_no_signal_entropy_collapse": {
         "no_signal": "tinker-cookbook logs the share of groups with mixed rewards (env/all/by_group/frac_mixed, 0-0.04 "
@@ -324,24 +303,54 @@ KNOWN_GAPS = {
         "truncation": "a two-step blip (1481-1482) of one group of 8 cut at the 128-token cap",
     },
     "custom_gspo_r1distill_qwen15b_arith_logic_flat_cap64_148st_truncation": {
-        "parse": "every history row carries the trainer's own `step` (0-147, two rows per optimizer step, one per "
-                 "accumulated micro-batch) beside W&B's `_step` (0-330): rldk keys the rows by the trainer's step, "
-                 "the labels by `_step`",
+        "parse": "every history row carries the trainer's own `step` (0-147, two rows per optimizer step) beside W&B's "
+                 "`_step` (0-330): rldk takes `_step` from the row where `step` repeats a metric, so the rows before "
+                 "it keep the trainer's value (the second train row at 1, labeled at _step 2) and the evaluation "
+                 "row before it stays at 0 (labeled at _step 1)",
         "truncation": "the cut answers (599 of 600 rollouts at the 64-token cap) show only in the console output the "
                       ".wandb file records, which rldk does not read for metrics; the history logs no length",
     },
     "custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation": {
-        "parse": "as its repository's other W&B file: rldk keys the history rows by the trainer's own `step`, the labels "
-                 "by W&B's `_step`",
+        "parse": "as custom_gspo_r1distill_qwen15b_arith_logic_flat_cap64_148st_truncation: the rows are read by "
+                 "`_step`, but the evaluation row logged before the trainer's step showed it is no step axis stays at "
+                 "0 (labeled at _step 1)",
         "no_signal": "sequence log-probs clamped at -50 leave the GSPO importance ratio at exactly 1 and the loss at 0 "
                      "while the reward still differs; the ratio is logged as `train/importance_ratio_mean`, a name "
                      "the dictionary does not know, and no detector judges a ratio pinned at 1 with a loss at 0",
         "truncation": "as its repository's other W&B file: the cut answers show only in the console records",
     },
-    "trl_grpo_qwen25_15b_sft_then_grpo_lora_unlearning_stage2_300st_healthy": {
-        "kl_above_range": "a per-token KL of 0.38 and 0.33 at two consecutive steps (258-259), back at 0.02 at once: "
-                          "what the GRPO guard stops on, so the scan keeps it a warning (as the one-step spike of "
-                          "trl_grpo_qwen35_9b_gsm8k_gate2_one_step_kl_spike_healthy)",
+    "custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_29rows_no_signal_truncation": {
+        "parse": "as custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation",
+        "no_signal": "as custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation",
+        "truncation": "as custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation",
+    },
+    "custom_gspo_qwen25_7b_instruct_toy_math20_30rows_flat_healthy": {
+        "parse": "as custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation (eval rows "
+                 "at _step 1, 3, 5 read at 0)",
+        "clip_fraction_high": "GSPO clips whole sequences, 4 per update here: the clipped share is 0, 0.25, 0.5 or 1, "
+                              "and 0.25-0.5 at most steps; the 0.24 bound is PPO's token-level share (GSPO reports "
+                              "clipping far more tokens than GRPO by design), and no setting says the trainer is GSPO",
+    },
+    "custom_grpo_gemma2_2b_lora_math_resumed_450st_kl_blowup_truncation_reward_collapse": {
+        "reward_collapse": "the per-step reward is only in the per-sample `reward is X` prints (12 per step), not in "
+                           "the `grpo_loss is ... and kl is ...` lines that are the steps; the `[step N] acc=` "
+                           "summaries every 25 steps are left out",
+        "truncation": "as reward_collapse: the cut answers show only in per-sample `is result truncated? True` prints",
+    },
+    "trl_grpo_qwen25_15b_qlora_unlearning_run2_300st_flat_healthy": {
+        "reward_spread_zero": "one group of a few completions per step: reward/std exactly 0 at 10 of 13 steps "
+                              "(11-23), chance for a group that small (as "
+                              "trl_grpo_qwen25_7b_lora_finqa_toolcall_lr2e7_excerpt_2247st_flat_healthy)",
+    },
+    "trl_grpo_qwen25_15b_qlora_unlearning_run3_adaptive_beta_300st_flat_healthy": {
+        "grpo_zero_variance": "as trl_grpo_qwen25_15b_qlora_unlearning_run2_300st_flat_healthy: every group alike for 5 "
+                              "steps of one small group each",
+        "truncation": "about a quarter of the completions reach the 128-token cap; 64 % over steps 120-128 and 50 % "
+                      "at 275-282 (one small group per step): the labels note it and call the run healthy",
+    },
+    "trl_grpo_qwen25_15b_qlora_unlearning_run5_interrupted_232st_flat_healthy": {
+        "length_collapse": "the mean length of one small group falls to 15-18 % of its start (124 tokens) at steps 7-8 "
+                           "and is back at once: a bound of two points on a one-group mean",
     },
     "trl_grpo_qwen25_15b_lora_unlearning_tom_clancy_500st_flat_healthy": {
         "reward_spread_collapse": "one group per step: the reward spread is 0-0.115 at most steps (format rewards "

@@ -1510,3 +1510,52 @@ TEST(ConsoleSettings, MetricDictsAreNotSettings) {
 }
 
 }  // namespace
+
+// A hand-written loop prints "grpo_loss is X and kl is Y" after every update and "[step 25] avg_loss=... acc=..."
+// every 25: the phrases are the run's steps (the summary lines count them: 25 phrases between two of them), the
+// summaries are left out. A single clause ("reward is 1.35", a sample's print) is no line of metrics.
+TEST(ConsoleChoice, PhrasesAtEveryStepBeatSummariesThatCountThem) {
+  std::string text;
+  for (int step = 1; step <= 75; ++step) {
+    text += "reward is 1.35\nis result truncated? False\n";
+    text += "grpo_loss is -0.0" + std::to_string(step % 10) + " and kl is 0." + std::to_string(step) + "\n";
+    text += "[timing] sample processed in 38.34s\n";
+    if (step % 25 == 0) text += "[step " + std::to_string(step) + "] avg_loss=0.0157 acc=0.9200\n";
+  }
+  ReadOutput out = read_text(text, "train.log");
+  const rldk::Run& run = only_run(out);
+  ASSERT_NE(run.find("policy/kl"), nullptr) << out.detail;
+  EXPECT_EQ(run.find("policy/kl")->steps.size(), 75u);
+  const auto& kl = *run.find("policy/kl");
+  EXPECT_EQ(kl.steps.front(), 1);
+  EXPECT_EQ(kl.steps.back(), 75);
+  EXPECT_DOUBLE_EQ(kl.values[1], 0.2);
+  EXPECT_EQ(run.find("reward/mean"), nullptr);
+  EXPECT_NE(out.detail.find("`name is value` phrases (75 lines, 2 metrics"), std::string::npos) << out.detail;
+  EXPECT_NE(out.detail.find("key=value (3 lines, step from the step label)"), std::string::npos) << out.detail;
+}
+
+// Open-Reasoner-Zero prints each update's ten metrics as a dict without a step, beside a reward function's debug line
+// with a step label and three bookkeeping numbers, and DeepSpeed's "step=0, skipped=0" lines before training: the
+// dict is the training log (numbered 1, 2, ...). A bar of micro-batches drawn anew for each update ("Actor Train
+// epoch [1/1]: 56/57") counts within a step, so it dates no dict.
+TEST(ConsoleChoice, AStepLabelledSidePrintLosesToTheTrainersDict) {
+  std::string text = "[Rank 0] step=0, skipped=0, lr=[0.0, 0.0]\n[Rank 0] step=0, skipped=0, lr=[0.0, 0.0]\n";
+  for (int step = 0; step < 6; ++step) {
+    text += "custom_reward_fn:362 - [STEP " + std::to_string(step) +
+            "] | avg_non_stop_count=0 | percent_score_0=78.57% | stop_percentage=87.50\n";
+    int micro = 50 + step;
+    for (int m = 0; m < micro; m += 5) {
+      text += "Actor Train epoch [1/1]:  39%|###  | " + std::to_string(m) + "/" + std::to_string(micro) +
+              " [00:21<00:29,  1.18it/s, pg=-0.147, glen=140]\n";
+    }
+    text += "orz.ppo.trainer:train:189 - {'policy_loss': -0.004, 'actor_lr': 2e-08, 'clip_ratio': 0.0, 'entropy': 0.8" +
+            std::to_string(step) + ", 'kl': 0.0, 'response_length': 351.6, 'total_length': 771.8, 'return': 0.017}\n";
+  }
+  ReadOutput out = read_text(text, "train.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "policy/entropy", {1, 2, 3, 4, 5, 6}, {0.80, 0.81, 0.82, 0.83, 0.84, 0.85}))
+      << out.detail;
+  EXPECT_NE(out.detail.find("console: hf-dict (6 lines, 8 metrics, step from the log call index)"), std::string::npos)
+      << out.detail;
+}

@@ -162,7 +162,8 @@ TEST(RunScan, AShiftInsideTheHealthyRangeIsANoteWhateverOneBatchDid) {
 }
 
 // A KL spike that came back inside the healthy range is one batch, a note; one still under way when the data ends
-// has not come back to anything yet: it is not eased, and it does not say it came back.
+// has not come back to anything yet: it does not say it came back, and it is eased only when its peak stayed inside
+// the range.
 TEST(RunScan, ASpikeSaysWhetherItCameBack) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_spike");
   ASSERT_NE(spec, nullptr);
@@ -181,6 +182,13 @@ TEST(RunScan, ASpikeSaysWhetherItCameBack) {
   EXPECT_NE(open[0].explanation.find("had not come back when the data ended"), std::string::npos)
       << open[0].explanation;
   EXPECT_EQ(open[0].explanation.find("came back inside"), std::string::npos) << open[0].explanation;
+  // Still under way but inside the band at its peak (0.05 -> 0.25 nats): a note, judged by that peak.
+  std::vector<double> low_at_end = kl;
+  low_at_end[78] = low_at_end[79] = 0.25;
+  auto low = scan_with(*spec, one_metric_run("policy/kl", steps, low_at_end));
+  ASSERT_EQ(low.size(), 1u);
+  EXPECT_EQ(low[0].severity, Severity::info) << low[0].explanation;
+  EXPECT_NE(low[0].explanation.find("stayed inside the healthy range"), std::string::npos) << low[0].explanation;
 }
 
 // A mean length pinned at its largest value says every completion was cut, unless the run logs how many were cut:
@@ -326,17 +334,22 @@ TEST(LevelShiftKind, ChangeMeasuredFromALevelTheMetricHad) {
 TEST(BoundKind, OnsetNoLaterThanTheFirstPointBeyond) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_above_range");
   ASSERT_NE(spec, nullptr);
-  const std::vector<double> kl = {
+  std::vector<double> kl = {
       0, 0, 0.0002201, 0.0005686, 0.005881, 0.008355, 0.01278, 0.02798, 0.03951, 0.04138, 0.06203, 0.07157, 0.126,
       0.1514, 0.1008, 0.1769, 0.1122, 0.1304, 0.1218, 0.1074, 0.1694, 0.1007, 0.12, 0.1124, 0.1292, 0.1041, 0.1134,
       0.09882, 0.08229, 0.101, 0.1075, 0.107, 0.116, 0.1086, 0.09039, 0.1193, 0.3042, 0.1271, 0.1115, 0.08731,
       0.1147, 0.1102, 0.1339, 0.1594, 0.1494, 0.1557, 0.1643, 0.1265, 0.4965, 0.1419, 0.1222, 0.1953, 0.146, 0.1445,
       0.126, 0.1105, 0.1537, 0.1376, 0.2019, 0.1255, 0.1237, 0.1092, 0.1894, 0.09937, 0.1518, 0.1157, 0.1402, 0.1161,
       0.1622, 0.3719, 17.76, 0.1295, 0.1034, 0.1032, 0.1056, 0.1327, 0.08952, 0.1193, 0.08703, 0.1112};
+  // As logged (a healthy Qwen3.5-9B GRPO run), one point above 1 nat is no episode.
   auto found = scan_with(*spec, one_metric_run("policy/kl", steps_from_1(static_cast<int>(kl.size())), kl));
+  EXPECT_TRUE(found.empty());
+  // With a second one after it, the critical episode begins at 0.3719, the first point of the move.
+  kl[71] = 12.0;
+  found = scan_with(*spec, one_metric_run("policy/kl", steps_from_1(static_cast<int>(kl.size())), kl));
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].onset_step, 70);
-  EXPECT_EQ(found[0].end_step, 71);
+  EXPECT_EQ(found[0].end_step, 72);
 }
 
 // A KL beyond its band from the run's first logged points is a setup problem (the reference is not the policy's

@@ -186,6 +186,37 @@ TEST(WandbReader, ATrainerStepStuckAtItsFirstValueGivesWayToUnderscoreStep) {
   EXPECT_EQ(out.runs.front().series.at("train/loss").steps, (std::vector<int64_t>{1, 1, 1, 3, 4}));
 }
 
+// A custom trainer logs its own "step" (outer iterations) with every row, and several training rows per value (the
+// micro-batch updates of one iteration), with evaluation rows between: the rows are W&B's steps. A step that moves
+// behind the `_step` its first rows were given, or repeats a metric once it moved, gives way to `_step`.
+TEST(WandbReader, ATrainerStepThatRepeatsOverTrainingRowsGivesWayToUnderscoreStep) {
+  LogWriter behind;  // 3 training rows at step 0 (dated by _step 0, 2, 4), then step 1
+  int w = 0;
+  for (int outer = 0; outer < 3; ++outer) {
+    for (int row = 0; row < 3; ++row) {
+      behind.add(history({{"train/loss", std::to_string(0.1 * w)}, {"step", std::to_string(outer)}, {"_step", std::to_string(w)}}));
+      ++w;
+      if (outer == 0) {
+        behind.add(history({{"eval/reward", "0.5"}, {"step", "0"}, {"_step", std::to_string(w)}}));
+        ++w;
+      }
+    }
+  }
+  ReadOutput out = read_text(behind.bytes(), "run-b.wandb");
+  ASSERT_EQ(out.runs.size(), 1u);
+  EXPECT_EQ(out.runs.front().series.at("train/loss").steps, (std::vector<int64_t>{0, 2, 4, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(out.detail, "wandb (12 records, 12 history rows; step from _step (step repeats over rows))");
+
+  LogWriter repeats;  // step 0 once, then two rows at each step
+  repeats.add(history({{"train/loss", "0.5"}, {"step", "0"}, {"_step", "0"}}));
+  for (int i = 1; i < 7; ++i) {
+    repeats.add(history({{"train/loss", "0.4"}, {"step", std::to_string((i + 1) / 2)}, {"_step", std::to_string(i)}}));
+  }
+  out = read_text(repeats.bytes(), "run-r.wandb");
+  ASSERT_EQ(out.runs.size(), 1u);
+  EXPECT_EQ(out.runs.front().series.at("train/loss").steps, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
+}
+
 TEST(WandbReader, RecordsSplitAcrossBlocksAndAnyChunking) {
   LogWriter w;
   // A 70 KB record (a long string value) spans three blocks: FIRST, MIDDLE, LAST.

@@ -16,6 +16,7 @@ std::string_view shape_name(Shape shape) {
     case Shape::tqdm_postfix: return "tqdm postfix";
     case Shape::stats_grid: return "stats grid";
     case Shape::step_block: return "step block";
+    case Shape::phrases: return "`name is value` phrases";
   }
   return "?";
 }
@@ -68,13 +69,59 @@ bool ShapeChooser::repeats(size_t slot) const {
 bool ShapeChooser::better(size_t a, size_t b) const {
   bool once_a = stats_[a].records < 2, once_b = stats_[b].records < 2;
   if (once_a != once_b) return once_b;
-  if (carries_step(a) != carries_step(b)) return carries_step(a);
+  if (carries_step(a) != carries_step(b)) return carries_step(a) ? !outweighs(b, a) : outweighs(a, b);
   if (weak(a) != weak(b)) return !weak(a);
   const Stats& x = stats_[a];
   const Stats& y = stats_[b];
+  // Without steps, the metrics of a line: a series prints the same names on every line, while the model's answers
+  // echoed into the log ("with \(n=19\) and \(k=9\)") read as many names, a few to a line.
+  if (!carries_step(a) && !carries_step(b)) {
+    uint64_t per_line_a = (x.name_uses + x.records / 2) / x.records, per_line_b = (y.name_uses + y.records / 2) / y.records;
+    if (per_line_a != per_line_b) return per_line_a > per_line_b;
+  }
   if (x.keys.size() != y.keys.size()) return x.keys.size() > y.keys.size();
   if (x.records != y.records) return x.records > y.records;
   return x.first_line < y.first_line;
+}
+
+// See the top of console_choice.h.
+bool ShapeChooser::outweighs(size_t stepless, size_t stepped) const {
+  const Stats& s = stats_[stepless];
+  const Stats& t = stats_[stepped];
+  if (!repeats(stepless)) return false;
+  constexpr size_t METRICS_FACTOR = 2;
+  constexpr uint32_t MIN_AGREEMENTS = 2;
+  constexpr uint64_t REDRAWS_PER_STEP = 4;
+  const Pace& p = pace_[stepped][stepless];
+  bool companion = p.single > 0 && p.not_single == 0;
+  if (shape_of(stepless) == Shape::hf_dict && !companion) {
+    uint64_t stepped_since_dict = pace_[stepless][stepped].after_first;
+    if (s.keys.size() >= METRICS_FACTOR * t.keys.size() && s.records * 2 >= stepped_since_dict) return true;
+    if (shape_of(stepped) == Shape::tqdm_postfix && s.keys.size() * 2 >= t.keys.size() &&
+        stepped_since_dict >= REDRAWS_PER_STEP * s.records) {
+      return true;
+    }
+  }
+  return p.agree >= MIN_AGREEMENTS && p.disagree == 0;
+}
+
+// Counts each slot's lines between the lines of every stepped slot, and judges the gap when a stepped line comes.
+void ShapeChooser::pace(size_t slot, std::optional<int64_t> step) {
+  for (size_t t = 0; t < SLOTS; ++t) {
+    if (t == slot) continue;
+    ++pace_[t][slot].since;
+    if (stats_[t].records > 0) ++pace_[t][slot].after_first;
+  }
+  if (!step) return;
+  std::optional<int64_t> previous = stats_[slot].last_step;
+  for (size_t other = 0; other < SLOTS; ++other) {
+    Pace& p = pace_[slot][other];
+    if (other != slot && previous && *step - *previous >= 2 && p.since > 0) {
+      (p.since == static_cast<uint64_t>(*step - *previous) ? p.agree : p.disagree) += 1;
+    }
+    if (other != slot && previous && stats_[other].records > 0) (p.since == 1 ? p.single : p.not_single) += 1;
+    p.since = 0;
+  }
 }
 
 size_t ShapeChooser::leader(bool strict) const {
@@ -111,7 +158,9 @@ void ShapeChooser::count(size_t slot, const Match& match, const FlatRecord& reco
   if (own_step(match.from)) ++s.stepped;
   if (match.from == StepFrom::follows) ++s.follows;
   ++s.from[static_cast<size_t>(match.from)];
-  if (auto step = step_of(match, record); step && step != s.last_step) {
+  auto step = step_of(match, record);
+  pace(slot, own_step(match.from) ? step : std::nullopt);
+  if (step && step != s.last_step) {
     ++s.steps_seen;
     s.last_step = step;
   }
@@ -152,11 +201,10 @@ void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t 
     hold(slot, match, step, record, line);
     size_t best = leader(true);
     if (best == NONE) return;
-    bool any_strong = false;
-    for (size_t s = 0; s < SLOTS; ++s) any_strong = any_strong || (stats_[s].records > 0 && !weak(s));
+    // A weak leader leads a strong shape only when it outweighs it (better()).
     if (!weak(best) && stats_[best].steps_seen >= options_.decide_after_steps) {
       decide(best, line);
-    } else if (weak(best) && !any_strong && stats_[best].records >= options_.decide_weak_after_records) {
+    } else if (weak(best) && stats_[best].records >= options_.decide_weak_after_records) {
       decide(best, line);
     }
     return;
@@ -176,7 +224,7 @@ void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t 
   // stage printed another way: a custom SFT loop's "step 10/611 loss=..." lines, then TRL's GRPO dicts): held until
   // it has shown its steps, then it takes over.
   bool richer = carries_step(slot) && carries_step(winner_) && stats_[slot].keys.size() > stats_[winner_].keys.size();
-  if (!weak(slot) && (weak(winner_) || richer)) {
+  if (!weak(slot) && (weak(winner_) || richer) && !outweighs(winner_, slot)) {
     if (room()) hold(slot, match, step, record, line);
     if (stats_[slot].steps_seen >= options_.decide_after_steps) decide(slot, line);
   }
@@ -310,7 +358,7 @@ void ShapeChooser::finish() {
     for (const auto& h : held_) {
       if (!weak(h.slot) && (best == NONE || better(h.slot, best))) best = h.slot;
     }
-    if (best != NONE) decide(best, 0);
+    if (best != NONE && !outweighs(winner_, best)) decide(best, 0);
   }
   if (pending_) ++companion_dropped_;  // printed after the last winner line, with none to go with
   pending_.reset();

@@ -16,6 +16,17 @@
 // steps), so a long preamble of prints cannot lock the run to them; so does a stepped shape with more metrics than
 // a stepped winner (a second training stage printed another way); earlier emitted points stay.
 //
+// A stepped shape loses to a stepless one that outweighs it, which makes it a side print beside the training log:
+//   - a trainer's stepless logging dict with at least twice its metrics, printed at least half as often since
+//     the dict's first line (a reward function's `[STEP n] | percent_score_0=78.57% | ...` debug line, DeepSpeed's
+//     "step=100, skipped=0" beside Open-Reasoner-Zero's dict of the step's ten metrics), or a tqdm postfix redrawn
+//     four times or more per dict with no more than twice its metrics (a bar of micro-batches within each step);
+//     a dict printed once between every two stepped lines goes with them as their companion instead (below);
+//   - a stepless shape that counts its steps: between two of its lines (steps a and b, b - a >= 2), exactly b - a
+//     of the stepless shape's lines, at least twice and never otherwise (a loop printing "grpo_loss is ... and kl is
+//     ..." at every step and "[step 25] avg_loss=... acc=..." every 25). Per-sample prints are several per step.
+// The stepless shape's lines are then numbered by position, and the stepped ones are left out.
+//
 // A stepped winner may have a companion: a stepless dict printed once per winner line, always just before it or
 // always just after it (a custom PPO loop prints its stats dict, with tensor(...) values, and then
 // "Step: N | Loss: ... | KL: ..."). Its records take the step of the winner line they go with (before: the next
@@ -107,6 +118,8 @@ class ShapeChooser {
   bool weak(size_t slot) const;
   bool repeats(size_t slot) const;
   bool better(size_t a, size_t b) const;
+  bool outweighs(size_t stepless, size_t stepped) const;
+  void pace(size_t slot, std::optional<int64_t> step);
   size_t leader(bool strict) const;
   std::optional<int64_t> step_of(const Match& match, const FlatRecord& record);
   void count(size_t slot, const Match& match, const FlatRecord& record, uint64_t line);
@@ -124,6 +137,15 @@ class ShapeChooser {
   Emit emit_;
   ShapeChoiceOptions options_;
   std::array<Stats, SLOTS> stats_;
+  // pace_[t][s]: how the lines of slot s fall between consecutive lines of the stepped slot t (outweighs()).
+  struct Pace {
+    uint64_t since = 0;  // lines of s since the last line of t
+    uint32_t agree = 0;  // gaps of t's steps (>= 2) that s's lines matched exactly
+    uint32_t disagree = 0;
+    uint64_t after_first = 0;  // lines of s since the first line of t (for any t)
+    uint32_t single = 0, not_single = 0;  // gaps between t's lines holding one line of s, or another number
+  };
+  std::array<std::array<Pace, SLOTS>, SLOTS> pace_{};
   std::deque<Held> held_;
   size_t held_bytes_ = 0;
   size_t winner_ = NONE;

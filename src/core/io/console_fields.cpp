@@ -385,4 +385,50 @@ Match parse_word_pairs(std::string_view s, FlatRecord& record, const MetricDicti
   return {};
 }
 
+Match parse_phrases(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary) {
+  constexpr size_t MIN_CLAUSES = 2;
+  record.clear();
+  size_t clauses = 0;
+  std::optional<int64_t> step;
+  size_t i = 0;
+  auto skip_spaces = [&] {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  };
+  auto next_token = [&] {
+    skip_spaces();
+    size_t start = i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\t' && s[i] != ',' && s[i] != ';') ++i;
+    return s.substr(start, i - start);
+  };
+  while (true) {
+    std::string_view key = next_token();
+    if (key.empty() || !is_word_start(key.front()) ||
+        !std::all_of(key.begin(), key.end(), [](char c) { return is_key_char(c); })) {
+      return {};
+    }
+    if (next_token() != "is") return {};
+    double number = 0;
+    if (!parse_number(next_token(), number)) return {};
+    ++clauses;
+    int64_t n = 0;
+    if (is_step_key(key, dictionary) && step_from_number(number, n)) {
+      step = n;
+    } else {
+      append_number(record, key, number);
+    }
+    skip_spaces();
+    if (i == s.size()) break;
+    if (s[i] == ',' || s[i] == ';') {
+      ++i;
+      size_t mark = i;
+      if (next_token() != "and") i = mark;  // ", and"
+    } else if (next_token() != "and") {
+      return {};
+    }
+  }
+  if (clauses < MIN_CLAUSES || record.fields.empty()) return {};
+  if (step) return Match::record_of(Shape::phrases, StepFrom::label, step);
+  return Match::record_of(Shape::phrases, StepFrom::none);
+}
+
 }  // namespace rldk::io::console

@@ -169,6 +169,7 @@ class ConsoleFormat final : public LineFormat {
     if (match.kind == Match::Kind::none) match = parse_key_values(s, record_, dictionary);
     if (match.kind == Match::Kind::none) match = parse_fields(s, record_, dictionary);
     if (match.kind == Match::Kind::none) match = parse_word_pairs(s, record_, dictionary);
+    if (match.kind == Match::Kind::none) match = parse_phrases(s, record_, dictionary);
     // A step header of a block carries no metrics of its own ("step 10 | loss 0.3" is a record, not a header); a
     // record with a step of its own ends the open block as a header does.
     bool block_done = match.kind == Match::Kind::record

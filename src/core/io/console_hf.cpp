@@ -42,6 +42,7 @@ double round_interval(double estimate) {
 
 void HfSteps::training(const FlatRecord& record, uint64_t line, std::optional<double> epoch) {
   std::optional<Counter> counter = counters_.at_training_dict();
+  if (counters_.take_inner_loop_found()) burst_counter_.reset();  // the held dicts' counter counted within a step
   // A counter that moved since the burst began ends it (after_piece usually has already).
   if (!held_.empty() && (!counter || !burst_counter_ || counter->total != burst_counter_->total ||
                          counter->n != burst_counter_->n)) {
@@ -141,7 +142,15 @@ void HfSteps::eval(const FlatRecord& record, uint64_t line) {
 
 void HfSteps::after_piece() {
   if (held_.empty() || !burst_counter_) return;
-  if (counters_.count_of(burst_counter_->total) != burst_counter_->n) flush();
+  int64_t now = counters_.count_of(burst_counter_->total);
+  if (now == burst_counter_->n) return;
+  // A bar that starts over from an incomplete count right after a dict counted within the dict's step.
+  if (now < burst_counter_->n && burst_counter_->n < burst_counter_->total) {
+    counters_.mark_inner(burst_counter_->total);
+    counters_.take_inner_loop_found();
+    burst_counter_.reset();
+  }
+  flush();
 }
 
 void HfSteps::hold(const FlatRecord& record, uint64_t line, bool eval, std::optional<double> epoch) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "io/console_text.h"
@@ -31,8 +32,9 @@ enum class Shape : uint8_t {
   tqdm_postfix,   // 50/50 [01:00<00:00, loss=0.3, reward=0.5]
   stats_grid,     // │ grpo_actor/actor_loss/avg │ 7.1497e-05 │ grpo_actor/entropy/min │ 2.4334e-07 │  (AReaL)
   step_block,     // Step 12 | Time: 17.3s  then  "  Loss: -0.04" and "  Gradient Norm: 0.54" on lines of their own
+  phrases,        // grpo_loss is -0.17 and kl is 0.13
 };
-constexpr size_t SHAPE_COUNT = 10;
+constexpr size_t SHAPE_COUNT = 11;
 
 // Where a record's step comes from.
 enum class StepFrom : uint8_t {
@@ -53,7 +55,7 @@ constexpr size_t STEP_FROM_COUNT = 11;
 // Shapes whose lines without a step are a different kind of line (per-sample prints, settings) from the lines with
 // one: they are counted and chosen apart. Dict shapes keep one count, whatever each record's step source.
 inline bool splits_stepless(Shape shape) {
-  return shape == Shape::key_value || shape == Shape::fields || shape == Shape::table;
+  return shape == Shape::key_value || shape == Shape::fields || shape == Shape::table || shape == Shape::phrases;
 }
 
 // True for step sources that are the record's own (not a numbering by position).
@@ -95,6 +97,10 @@ Match parse_fields(std::string_view s, FlatRecord& record, const MetricDictionar
 
 // "global_step 10 loss 0.3 reward 0.5": words and numbers alternating, with a step among them or before them.
 Match parse_word_pairs(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary);
+
+// "grpo_loss is -0.17 and kl is 0.13": a line made only of "name is number" clauses (two or more), joined by "and" or
+// commas. A single clause ("reward is 1.35") is a per-sample print or prose, not a line of metrics.
+Match parse_phrases(std::string_view s, FlatRecord& record, const MetricDictionary& dictionary);
 
 // True when `key` (as written: "Step", "Global Step", "iter") names the step.
 bool is_step_key(std::string_view key, const MetricDictionary& dictionary);
@@ -222,7 +228,13 @@ class TqdmSteps {
 
   void observe(std::string_view s);
   // At a training dict: counts which bars advanced since the previous one and returns the training bar's counter.
+  // A bar that is drawn anew for each dict, while the bar of the dict before stands incomplete, counts within a step
+  // (the micro-batches of one PPO update, Open-Reasoner-Zero's "Actor Train epoch [1/1]: 56/57"): from then on no bar
+  // is the training loop (dicts are dated without a counter), and `inner_loop_found` is true until taken.
   std::optional<Counter> at_training_dict();
+  // A bar that started over from an incomplete count right after a dict is such an inner loop too.
+  void mark_inner(int64_t total);
+  bool take_inner_loop_found() { return std::exchange(inner_loop_found_, false); }
   // The current count of the bar with this total (0 when it is no longer tracked).
   int64_t count_of(int64_t total) const;
   // A postfix: its values as a record at the bar's step, or held / left out as described above (then the match is
@@ -252,6 +264,7 @@ class TqdmSteps {
     bool moved = false;        // advanced in the current piece
     bool postfix_now = false;  // showed a postfix in the current piece
     bool restarted = false;    // started a new run in the current piece
+    bool inner = false;        // counts within a step (at_training_dict)
     Role role = Role::undecided;
     std::vector<std::string> names;  // its postfix metric names (at most MAX_NAMES)
     std::optional<int64_t> last_postfix_step;
@@ -285,6 +298,11 @@ class TqdmSteps {
   std::deque<HeldPostfix> held_;
   size_t held_bytes_ = 0;
   uint64_t nested_left_out_ = 0;
+  // Inner loops (at_training_dict).
+  bool inner_loops_ = false;
+  bool inner_loop_found_ = false;
+  std::optional<uint64_t> last_dict_observation_;
+  std::optional<Counter> last_dict_counter_;
 };
 
 // The steps of HF/TRL dicts, which carry none. The HF Trainer prints a dict through tqdm.write right after the

@@ -65,10 +65,13 @@ void TqdmSteps::observe(std::string_view s) {
 
 // The running bar that advanced between training dicts most often; among equals, the one drawn last.
 const TqdmSteps::Track* TqdmSteps::training() const {
+  // A trainer that draws a bar per update shows no training loop in its bars: the other bars it draws (vLLM's
+  // "Processed prompts", standing incomplete across steps) count something else.
+  if (inner_loops_) return nullptr;
   const Track* best = nullptr;
   for (const auto& t : tracks_) {
     bool eligible = t.last_n < t.total || t.votes >= VOTES_OF_A_COMPLETE_TRAINING_BAR;
-    if (!eligible) continue;
+    if (!eligible || t.inner) continue;
     if (best == nullptr || t.votes > best->votes || (t.votes == best->votes && t.seen > best->seen)) best = &t;
   }
   return best;
@@ -80,8 +83,24 @@ std::optional<Counter> TqdmSteps::at_training_dict() {
     t.n_at_last_dict = t.last_n;
   }
   const Track* t = training();
-  if (t == nullptr) return std::nullopt;
-  return Counter{t->last_n, t->total};
+  if (t != nullptr && last_dict_observation_ && t->run_began > *last_dict_observation_ && last_dict_counter_ &&
+      last_dict_counter_->n < last_dict_counter_->total && count_of(last_dict_counter_->total) == last_dict_counter_->n) {
+    mark_inner(last_dict_counter_->total);
+    t = training();
+  }
+  last_dict_observation_ = observations_;
+  if (t == nullptr) {
+    last_dict_counter_.reset();
+    return std::nullopt;
+  }
+  last_dict_counter_ = Counter{t->last_n, t->total};
+  return last_dict_counter_;
+}
+
+void TqdmSteps::mark_inner(int64_t total) {
+  if (Track* t = track_of(total)) t->inner = true;
+  inner_loops_ = true;
+  inner_loop_found_ = true;
 }
 
 int64_t TqdmSteps::count_of(int64_t total) const {
