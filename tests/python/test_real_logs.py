@@ -204,25 +204,14 @@ KNOWN_GAPS = {
     "verl_grpo_qwen_agent_opd_math_kl0001_51st_healthy": {
         "kl_above_range": "as the kl0005 sibling: on-policy distillation against a teacher, KL 0.51-0.72 from step 1",
     },
-    "orz_ppo_qwen25_7b_base_orz57k_math_excerpt_58st_healthy": {
-        "parse": "the training dicts are read (numbered by log call, as labeled); the step's reward is on a separate "
-                 "stepless line, `make_experience:748 - avg_raw_rewards: X, avg_kl: X, avg_response_length: X`, among "
-                 "hundreds of other `key: value` prints, and a stepless companion of a stepless winner is not built "
-                 "(its avg_response_length must also stay apart from the dict's response_length)",
-    },
     "unsloth_grpo_llama3b_wandb_truncation": {
         "length_growth": "the length grows only 420 -> 512 (the cap); truncation is found from the first step and "
                          "a 20% growth is not a growth finding",
     },
-    "orz_ppo_qwen25_14b_base_orz57k_math_excerpt_54st_healthy": {
-        "parse": "as orz_ppo_qwen25_7b_base_orz57k_math_excerpt_58st_healthy",
-    },
-    "orz_ppo_qwen25_32b_base_orz57k_math_excerpt_39st_flat_healthy": {
-        "parse": "as orz_ppo_qwen25_7b_base_orz57k_math_excerpt_58st_healthy",
-    },
     "orz_ppo_qwen25_15b_base_strategyqa_binary_39st_zero_reward_no_signal": {
-        "parse": "as orz_ppo_qwen25_7b_base_orz57k_math_excerpt_58st_healthy",
-        "no_signal": "the reward (exactly 0 at 36 of 39 steps) is on the stepless `avg_raw_rewards:` lines, not read",
+        "parse": "the step's `avg_raw_rewards: X, ...` line is printed 118 lines before its dict (a long training "
+                 "section of micro-batch bars) and 11 after the one before: read as the companion of the nearer dict, "
+                 "it goes one step early (avg_raw_rewards of step 12 read at 11)",
     },
     "halos_dpo_llama2_7b_hh_beta001_lr2e6_reward_collapse": {
         "reward_collapse": "likelihood displacement over 10,000 updates: the chosen reward peaks at +0.11 (update 688) "
@@ -253,6 +242,12 @@ KNOWN_GAPS = {
     },
     "orz_ppo_qwen25_15b_base_strategyqa_binary_excerpt_48st_healthy": {
         "parse": "as orz_ppo_qwen25_15b_base_strategyqa_binary_39st_zero_reward_no_signal, its failing twin",
+    },
+    "orz_grpo_qwen25_15b_base_strategyqa_binary_58st_healthy": {
+        "reward_constant": "with use_grpo the fork's reward function normalises each score within its group before "
+                           "the trainer logs it, so `avg_raw_rewards` (the raw reward in Open-Reasoner-Zero and in "
+                           "this run's PPO twins) is a mean advantage, -0.0024..+0.0032 at every step; the labels "
+                           "warn of exactly this reading, and nothing in the line says which it is",
     },
     "tinker_grpo_llama32_1b_arithmetic_100st_saturated_no_signal_entropy_collapse": {
         "no_signal": "tinker-cookbook logs the share of groups with mixed rewards (env/all/by_group/frac_mixed, 0-0.04 "

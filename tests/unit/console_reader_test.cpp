@@ -1537,7 +1537,7 @@ TEST(ConsoleChoice, PhrasesAtEveryStepBeatSummariesThatCountThem) {
 
 // Open-Reasoner-Zero prints each update's ten metrics as a dict without a step, beside a reward function's debug line
 // with a step label and three bookkeeping numbers, and DeepSpeed's "step=0, skipped=0" lines before training: the
-// dict is the training log (numbered 1, 2, ...). A bar of micro-batches drawn anew for each update ("Actor Train
+// dict is the training log (numbered 1, 2, ...), and the rollout summary printed before each dict is its companion. A bar of micro-batches drawn anew for each update ("Actor Train
 // epoch [1/1]: 56/57") counts within a step, so it dates no dict.
 TEST(ConsoleChoice, AStepLabelledSidePrintLosesToTheTrainersDict) {
   std::string text = "[Rank 0] step=0, skipped=0, lr=[0.0, 0.0]\n[Rank 0] step=0, skipped=0, lr=[0.0, 0.0]\n";
@@ -1549,6 +1549,11 @@ TEST(ConsoleChoice, AStepLabelledSidePrintLosesToTheTrainersDict) {
       text += "Actor Train epoch [1/1]:  39%|###  | " + std::to_string(m) + "/" + std::to_string(micro) +
               " [00:21<00:29,  1.18it/s, pg=-0.147, glen=140]\n";
     }
+    // The step's rollout summary, printed before its dict among other prints: it goes with that dict. A print of
+    // one value is no summary.
+    text += "Evaluator experiences size: 2\n";
+    text += "orz.ppo.trainer:make_experience:748 - avg_raw_rewards: 0.1" + std::to_string(step) +
+            ", avg_kl: 0.0, avg_response_length: 564.3, avg_orm_score: 0.0\nQ: what is 2 + 2? score: 1\n";
     text += "orz.ppo.trainer:train:189 - {'policy_loss': -0.004, 'actor_lr': 2e-08, 'clip_ratio': 0.0, 'entropy': 0.8" +
             std::to_string(step) + ", 'kl': 0.0, 'response_length': 351.6, 'total_length': 771.8, 'return': 0.017}\n";
   }
@@ -1556,6 +1561,12 @@ TEST(ConsoleChoice, AStepLabelledSidePrintLosesToTheTrainersDict) {
   const rldk::Run& run = only_run(out);
   EXPECT_TRUE(has_series(run, "policy/entropy", {1, 2, 3, 4, 5, 6}, {0.80, 0.81, 0.82, 0.83, 0.84, 0.85}))
       << out.detail;
-  EXPECT_NE(out.detail.find("console: hf-dict (6 lines, 8 metrics, step from the log call index)"), std::string::npos)
+  EXPECT_TRUE(has_series(run, "reward/mean", {1, 2, 3, 4, 5, 6}, {0.10, 0.11, 0.12, 0.13, 0.14, 0.15})) << out.detail;
+  // The dict's response_length stays its own (the summary's avg_response_length is another count), as its kl does.
+  EXPECT_TRUE(has_series(run, "response/length_mean", {1, 2, 3, 4, 5, 6}, {351.6, 351.6, 351.6, 351.6, 351.6, 351.6}));
+  EXPECT_EQ(run.find("Evaluator experiences size"), nullptr) << names_of(run);
+  EXPECT_NE(out.detail.find("console: hf-dict (6 lines, 8 metrics, step from the log call index) with key: value (6 "
+                            "lines, at the step of the line printed after each)"),
+            std::string::npos)
       << out.detail;
 }

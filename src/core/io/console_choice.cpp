@@ -213,11 +213,11 @@ void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t 
     deliver_winner(match.from, step, record, line);
     return;
   }
-  if (slot == companion_) {
+  if (Companion* c = companion_of(slot, record)) {
     Held held{slot, match.from, step, line, FlatRecord{}};
     held.record.fields = record.fields;
     held.record.arena = record.arena;
-    accept_companion(std::move(held));
+    accept_companion(*c, std::move(held));
     return;
   }
   // A strong shape after a weak winner, or one that carries more metrics than a strong winner (a second training
@@ -242,24 +242,56 @@ void ShapeChooser::decide(size_t slot, uint64_t line) {
     }
   }
   winner_ = slot;
-  if (pending_) ++companion_dropped_;  // a switch: what the old winner's companion held is not the new one's
-  pending_.reset();
+  drop_pending();  // a switch: what the old winner's companions held is not the new one's
   last_step_.reset();
-  companion_due_ = false;
-  choose_companion();
+  // In printed order: a dict held for its step (HfSteps) is offered after lines printed below it, and a companion
+  // goes with the winner line printed next to it.
+  std::stable_sort(held_.begin(), held_.end(), [](const Held& a, const Held& b) { return a.line < b.line; });
+  choose_companions();
   for (auto& h : held_) {
-    if (h.slot == slot) deliver_winner(h.from, h.step, h.record, h.line);
-    if (h.slot == companion_) accept_companion(std::move(h));
+    if (h.slot == slot) {
+      deliver_winner(h.from, h.step, h.record, h.line);
+    } else if (Companion* c = companion_of(h.slot, h.record)) {
+      accept_companion(*c, std::move(h));
+    }
   }
   held_.clear();
   held_bytes_ = 0;
 }
 
-// A dict shape without steps of its own, beside a winner that carries its steps.
+// A shape without steps of its own beside a winner that carries its steps, or beside a trainer's stepless dict (its
+// lines are numbered 1, 2, ...). Free-text lines accompany by the names they print (`signature`): such a slot holds
+// every stepless print of its shape (Open-Reasoner-Zero's "avg_raw_rewards: X, avg_kl: X, ..." before each dict,
+// among hundreds of other `key: value` prints).
 bool ShapeChooser::may_accompany(size_t slot) const {
   Shape shape = shape_of(slot);
-  return slot != winner_ && winner_ != NONE && carries_step(winner_) && !weak(winner_) && !carries_step(slot) &&
-         shape != Shape::tqdm_postfix && !splits_stepless(shape) && stats_[slot].records > 0;
+  bool winner_steps = winner_ != NONE && ((carries_step(winner_) && !weak(winner_)) || shape_of(winner_) == Shape::hf_dict);
+  return slot != winner_ && winner_steps && !carries_step(slot) && shape != Shape::tqdm_postfix &&
+         stats_[slot].records > 0;
+}
+
+// The names a record prints, in order, as one number (0 is kept for "any record of the slot").
+uint64_t ShapeChooser::signature(const FlatRecord& record) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a: a compact name-set identity, not a security hash
+  for (const auto& f : record.fields) {
+    for (char c : record.key(f)) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    h = (h ^ 0xffU) * 1099511628211ULL;
+  }
+  return h == 0 ? 1 : h;
+}
+
+ShapeChooser::Companion* ShapeChooser::companion_of(size_t slot, const FlatRecord& record) {
+  for (auto& c : companions_) {
+    if (c.slot == slot && (c.signature == 0 || signature(record) == c.signature)) return &c;
+  }
+  return nullptr;
+}
+
+void ShapeChooser::drop_pending() {
+  for (auto& c : companions_) {
+    if (c.pending) ++c.dropped;
+    c.pending.reset();
+  }
 }
 
 // From the look-ahead: the stepless dict shape whose records strictly alternate with the winner's (at least two of
@@ -267,77 +299,126 @@ bool ShapeChooser::may_accompany(size_t slot) const {
 // over the records between two winner lines. Lines packed with nothing between them are on neither side: then a
 // look-ahead that starts with a winner line reads "after" (every dict has a line before it), and one that starts
 // with a dict could be either (a dict printed before the loop, then "after"), so there is no companion.
-void ShapeChooser::choose_companion() {
-  companion_ = NONE;
+void ShapeChooser::choose_companions() {
+  struct Candidate {
+    Companion companion;
+    size_t records, names;
+    uint64_t nearest;
+    std::vector<std::string> metrics;
+  };
+  std::vector<Candidate> candidates;
+  companions_.clear();
   winner_metrics_.clear();
-  size_t best_records = 0;
+  constexpr size_t MAX_SIGNATURES = 64;  // distinct name sets tried per free-text slot
   for (size_t slot = 0; slot < SLOTS; ++slot) {
     if (!may_accompany(slot)) continue;
-    size_t mine = 0, theirs = 0;
-    bool alternates = true;
-    std::optional<bool> last_was_mine, first_was_mine;
-    std::optional<uint64_t> last_winner_line, pending_line;
-    uint64_t gap_after = 0, gap_before = 0;  // to the winner line before / after each record between two of them
-    for (const auto& h : held_) {
-      if (h.slot != slot && h.slot != winner_) continue;
-      bool is_mine = h.slot == slot;
-      if (last_was_mine && *last_was_mine == is_mine) alternates = false;
-      if (!first_was_mine) first_was_mine = is_mine;
-      last_was_mine = is_mine;
-      (is_mine ? mine : theirs) += 1;
-      if (is_mine) {
-        pending_line = last_winner_line ? std::optional<uint64_t>(h.line) : std::nullopt;
-      } else {
-        if (pending_line) {
-          gap_after += *pending_line - *last_winner_line;
-          gap_before += h.line - *pending_line;
-        }
-        pending_line.reset();
-        last_winner_line = h.line;
+    // A dict shape accompanies as a whole; a free-text one by the lines of one name set.
+    std::vector<uint64_t> signatures;
+    if (!splits_stepless(shape_of(slot))) {
+      signatures.push_back(0);
+    } else {
+      for (const auto& h : held_) {
+        if (h.slot != slot) continue;
+        uint64_t sig = signature(h.record);
+        if (std::find(signatures.begin(), signatures.end(), sig) == signatures.end()) signatures.push_back(sig);
+        if (signatures.size() == MAX_SIGNATURES) break;
       }
     }
-    bool sided = gap_after != gap_before || !*first_was_mine;
-    if (alternates && mine >= 2 && theirs >= 2 && sided && mine > best_records) {
-      companion_ = slot;
-      companion_before_ = gap_before < gap_after;
-      best_records = mine;
+    for (uint64_t sig : signatures) {
+      size_t mine = 0, theirs = 0;
+      bool alternates = true;
+      std::optional<bool> last_was_mine, first_was_mine;
+      std::optional<uint64_t> last_winner_line, pending_line;
+      uint64_t gap_after = 0, gap_before = 0;  // to the winner line before / after each record between two of them
+      const FlatRecord* first = nullptr;
+      for (const auto& h : held_) {
+        bool is_mine = h.slot == slot && (sig == 0 || signature(h.record) == sig);
+        // An evaluation dict between two training dicts takes the step of the one before it: it is not a step line.
+        if (!is_mine && (h.slot != winner_ || h.from == StepFrom::follows)) continue;
+        if (is_mine && first == nullptr) first = &h.record;
+        if (last_was_mine && *last_was_mine == is_mine) alternates = false;
+        if (!first_was_mine) first_was_mine = is_mine;
+        last_was_mine = is_mine;
+        (is_mine ? mine : theirs) += 1;
+        if (is_mine) {
+          pending_line = last_winner_line ? std::optional<uint64_t>(h.line) : std::nullopt;
+        } else {
+          if (pending_line) {
+            gap_after += *pending_line - *last_winner_line;
+            gap_before += h.line - *pending_line;
+          }
+          pending_line.reset();
+          last_winner_line = h.line;
+        }
+      }
+      bool sided = first_was_mine && (gap_after != gap_before || !*first_was_mine);
+      if (!alternates || mine < 2 || theirs < 2 || !sided || first == nullptr) continue;
+      // A free-text print of one or two values beside each step line is a progress note ("running IoU=0.8" of an
+      // evaluation under way, "accuracy: 0.9" under "Eval at step 3"); a summary prints several.
+      constexpr size_t MIN_FREE_TEXT_NAMES = 3;
+      if (sig != 0 && first->fields.size() < MIN_FREE_TEXT_NAMES) continue;
+      Candidate c{Companion{slot, sig, gap_before < gap_after, {}, false, 0, 0}, mine, first->fields.size(),
+                  std::min(gap_before, gap_after), {}};
+      for (const auto& f : first->fields) c.metrics.push_back(roles_.canonical(first->key(f)));
+      candidates.push_back(std::move(c));
     }
+  }
+  // The most records, then the most names on a line, then the lines printed nearest to the winner's; a family that
+  // logs a metric an earlier one logs is left out (one value per step).
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.records != b.records) return a.records > b.records;
+    if (a.names != b.names) return a.names > b.names;
+    return a.nearest < b.nearest;
+  });
+  std::unordered_set<std::string> taken;
+  for (auto& c : candidates) {
+    if (companions_.size() == MAX_COMPANIONS) break;
+    if (std::any_of(c.metrics.begin(), c.metrics.end(), [&](const std::string& m) { return taken.count(m) > 0; })) {
+      continue;
+    }
+    taken.insert(c.metrics.begin(), c.metrics.end());
+    companions_.push_back(std::move(c.companion));
   }
 }
 
 void ShapeChooser::deliver_winner(StepFrom from, std::optional<int64_t> step, const FlatRecord& record, uint64_t line) {
-  if (companion_ != NONE) {
+  if (from == StepFrom::follows) {  // an evaluation dict: no step line for a companion to go with
+    emit_(shape_of(winner_), from, step, record, line);
+    return;
+  }
+  if (!companions_.empty()) {
     for (const auto& f : record.fields) {
       if (roles_.role(record.key(f)) == FieldRole::metric) winner_metrics_.insert(roles_.canonical(record.key(f)));
     }
   }
-  if (pending_) {
-    emit_companion(*pending_, step);
-    pending_.reset();
+  for (auto& c : companions_) {
+    if (!c.pending) continue;
+    emit_companion(c, *c.pending, step);
+    c.pending.reset();
   }
   emit_(shape_of(winner_), from, step, record, line);
   last_step_ = step;
-  companion_due_ = true;
+  for (auto& c : companions_) c.due = true;
 }
 
-void ShapeChooser::accept_companion(Held held) {
-  if (companion_before_) {
-    if (pending_) ++companion_dropped_;  // two in a row: the older one goes with no winner line
-    pending_ = std::move(held);
+void ShapeChooser::accept_companion(Companion& c, Held held) {
+  if (c.before) {
+    if (c.pending) ++c.dropped;  // two in a row: the older one goes with no winner line
+    c.pending = std::move(held);
     return;
   }
-  if (companion_due_ && last_step_) {
-    emit_companion(held, last_step_);
-    companion_due_ = false;
+  if (c.due && last_step_) {
+    emit_companion(c, held, last_step_);
+    c.due = false;
   } else {
-    ++companion_dropped_;
+    ++c.dropped;
   }
 }
 
 // The companion's record at the winner line's step, without the metrics the winner logs itself.
-void ShapeChooser::emit_companion(const Held& held, std::optional<int64_t> step) {
+void ShapeChooser::emit_companion(Companion& c, const Held& held, std::optional<int64_t> step) {
   if (!step) {
-    ++companion_dropped_;
+    ++c.dropped;
     return;
   }
   FlatRecord own;
@@ -345,8 +426,8 @@ void ShapeChooser::emit_companion(const Held& held, std::optional<int64_t> step)
   for (const auto& f : held.record.fields) {
     if (!winner_metrics_.count(roles_.canonical(held.record.key(f)))) own.fields.push_back(f);
   }
-  emit_(shape_of(companion_), StepFrom::follows, step, own, held.line);
-  ++companion_records_;
+  emit_(shape_of(c.slot), StepFrom::follows, step, own, held.line);
+  ++c.records;
 }
 
 void ShapeChooser::finish() {
@@ -360,8 +441,7 @@ void ShapeChooser::finish() {
     }
     if (best != NONE && !outweighs(winner_, best)) decide(best, 0);
   }
-  if (pending_) ++companion_dropped_;  // printed after the last winner line, with none to go with
-  pending_.reset();
+  drop_pending();  // printed after the last winner line, with none to go with
   held_.clear();
   held_bytes_ = 0;
   finished_ = true;
@@ -393,17 +473,36 @@ std::string ShapeChooser::detail(uint64_t config_lines, uint64_t summaries) cons
   size_t shown = winner_ != NONE ? winner_ : finished_ ? NONE : leader(true);
   std::string out = shown == NONE ? "console (no metric lines)" : "console: " + describe(shown, true);
   if (shown != NONE && switched_at_ > 0) out += " from line " + std::to_string(switched_at_);
-  bool accompanied = shown != NONE && shown == winner_ && companion_ != NONE && companion_records_ > 0;
-  if (accompanied) {
-    out += " with " + std::string(shape_name(shape_of(companion_))) + " (" +
-           plural(companion_records_, "line", "lines") + ", at the step of the line printed " +
-           (companion_before_ ? "after" : "before") + " each";
-    if (companion_dropped_ > 0) out += "; " + plural(companion_dropped_, "line", "lines") + " out of turn dropped";
+  bool winning = shown != NONE && shown == winner_;
+  size_t families = 0;
+  uint64_t lines = 0, dropped = 0;
+  for (const auto& c : companions_) {
+    if (!winning || c.records == 0) continue;
+    ++families;
+    lines += c.records;
+    dropped += c.dropped;
+  }
+  for (const auto& c : companions_) {
+    if (families != 1 || c.records == 0) continue;
+    out += " with " + std::string(shape_name(shape_of(c.slot))) + " (" + plural(c.records, "line", "lines") +
+           ", at the step of the line printed " + (c.before ? "after" : "before") + " each";
+  }
+  if (families > 1) {
+    out += " with " + std::to_string(families) + " stepless prints (" + plural(lines, "line", "lines") +
+           ", each at the step of the line printed next to it";
+  }
+  if (families > 0) {
+    if (dropped > 0) out += "; " + plural(dropped, "line", "lines") + " out of turn dropped";
     out += ")";
   }
+  // A dict companion is its whole shape; free-text companions are some of their shape's lines.
+  auto accompanies = [&](size_t slot) {
+    return winning && std::any_of(companions_.begin(), companions_.end(),
+                                  [&](const Companion& c) { return c.slot == slot && c.signature == 0 && c.records > 0; });
+  };
   std::string ignored;
   for (size_t slot = 0; slot < SLOTS; ++slot) {
-    if (slot == shown || (accompanied && slot == companion_) || stats_[slot].records == 0) continue;
+    if (slot == shown || accompanies(slot) || stats_[slot].records == 0) continue;
     ignored += (ignored.empty() ? "" : ", ") + describe(slot, false);
   }
   if (!ignored.empty()) out += "; ignored: " + ignored;

@@ -27,9 +27,12 @@
 //     ..." at every step and "[step 25] avg_loss=... acc=..." every 25). Per-sample prints are several per step.
 // The stepless shape's lines are then numbered by position, and the stepped ones are left out.
 //
-// A stepped winner may have a companion: a stepless dict printed once per winner line, always just before it or
-// always just after it (a custom PPO loop prints its stats dict, with tensor(...) values, and then
-// "Step: N | Loss: ... | KL: ..."). Its records take the step of the winner line they go with (before: the next
+// A stepped winner, or a trainer's stepless dict (numbered 1, 2, ...), may have companions: a stepless dict, or
+// free-text lines of one set of three or more names (up to 8 such families, sharing no metric name), each printed
+// once per winner line, always just before it or always just after it
+// (a custom PPO loop prints its stats dict, with tensor(...) values, and then "Step: N | Loss: ... | KL: ...";
+// Open-Reasoner-Zero prints "avg_raw_rewards: X, avg_kl: X, ..." before each update's dict, among hundreds of other
+// `key: value` prints). Its records take the step of the winner line they go with (before: the next
 // one; after: the previous one) instead of being dropped. The companion is chosen with the winner, from the
 // look-ahead, only when its records and the winner's strictly alternate, and the side is the one its records sit
 // nearer to (in lines): the order alone cannot tell, since one dict printed before the loop (an initial evaluation)
@@ -45,6 +48,7 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "io/console_shapes.h"
 
@@ -127,10 +131,21 @@ class ShapeChooser {
   bool room() const;
   void decide(size_t slot, uint64_t line);
   bool may_accompany(size_t slot) const;
-  void choose_companion();
+  static uint64_t signature(const FlatRecord& record);
+  struct Companion {
+    size_t slot;
+    uint64_t signature;  // the names its lines print (0: any line of the slot)
+    bool before;         // printed before the winner line it goes with (else after it)
+    std::optional<Held> pending;  // before: the record waiting for the next winner line
+    bool due = false;             // after: a winner line came since its last record
+    uint64_t records = 0, dropped = 0;
+  };
+  Companion* companion_of(size_t slot, const FlatRecord& record);
+  void choose_companions();
+  void drop_pending();
   void deliver_winner(StepFrom from, std::optional<int64_t> step, const FlatRecord& record, uint64_t line);
-  void accept_companion(Held held);
-  void emit_companion(const Held& held, std::optional<int64_t> step);
+  void accept_companion(Companion& c, Held held);
+  void emit_companion(Companion& c, const Held& held, std::optional<int64_t> step);
   std::string describe(size_t slot, bool winner) const;
 
   RecordInterpreter& roles_;
@@ -152,13 +167,10 @@ class ShapeChooser {
   std::string scratch_;       // a key being looked up among a shape's keys
   uint64_t switched_at_ = 0;  // the line where a later strong shape took over from a weak winner
   bool finished_ = false;
-  // The winner's companion (see the top of this file).
-  size_t companion_ = NONE;
-  bool companion_before_ = true;      // printed before the winner line it goes with (else after it)
-  std::optional<Held> pending_;       // before: the companion record waiting for the next winner line
-  std::optional<int64_t> last_step_;  // after: the step of the last winner line
-  bool companion_due_ = false;        // after: a winner line came since the last companion record
-  uint64_t companion_records_ = 0, companion_dropped_ = 0;
+  // The winner's companions (see the top of this file), at most MAX_COMPANIONS.
+  static constexpr size_t MAX_COMPANIONS = 8;
+  std::vector<Companion> companions_;
+  std::optional<int64_t> last_step_;  // the step of the last winner line
   std::unordered_set<std::string> winner_metrics_;  // metric names the winner's lines logged (with a companion)
 };
 
