@@ -299,29 +299,23 @@ KNOWN_GAPS = {
     },
     "custom_gspo_r1distill_qwen15b_arith_logic_flat_cap64_148st_truncation": {
         "parse": "every history row carries the trainer's own `step` (0-147, two rows per optimizer step) beside W&B's "
-                 "`_step` (0-330): rldk takes `_step` from the row where `step` repeats a metric, so the rows before "
-                 "it keep the trainer's value (the second train row at 1, labeled at _step 2) and the evaluation "
-                 "row before it stays at 0 (labeled at _step 1)",
+                 "`_step` (0-330): rldk takes `_step` from the row where `step` repeats a metric, so the one row "
+                 "before it keeps the trainer's value (the second train row at 1, labeled at _step 2); a trainer "
+                 "whose step moves by one per row with evaluation rows between looks the same at that row",
         "truncation": "the cut answers (599 of 600 rollouts at the 64-token cap) show only in the console output the "
                       ".wandb file records, which rldk does not read for metrics; the history logs no length",
     },
     "custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation": {
-        "parse": "as custom_gspo_r1distill_qwen15b_arith_logic_flat_cap64_148st_truncation: the rows are read by "
-                 "`_step`, but the evaluation row logged before the trainer's step showed it is no step axis stays at "
-                 "0 (labeled at _step 1)",
         "no_signal": "sequence log-probs clamped at -50 leave the GSPO importance ratio at exactly 1 and the loss at 0 "
                      "while the reward still differs; the ratio is logged as `train/importance_ratio_mean`, a name "
                      "the dictionary does not know, and no detector judges a ratio pinned at 1 with a loss at 0",
         "truncation": "as its repository's other W&B file: the cut answers show only in the console records",
     },
     "custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_29rows_no_signal_truncation": {
-        "parse": "as custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation",
         "no_signal": "as custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation",
         "truncation": "as custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation",
     },
     "custom_gspo_qwen25_7b_instruct_toy_math20_30rows_flat_healthy": {
-        "parse": "as custom_gspo_qwen25_7b_instruct_gsm8k_logprob_clamp_ratio1_558rows_no_signal_truncation (eval rows "
-                 "at _step 1, 3, 5 read at 0)",
         "clip_fraction_high": "GSPO clips whole sequences, 4 per update here: the clipped share is 0, 0.25, 0.5 or 1, "
                               "and 0.25-0.5 at most steps; the 0.24 bound is PPO's token-level share (GSPO reports "
                               "clipping far more tokens than GRPO by design), and no setting says the trainer is GSPO",

@@ -205,6 +205,8 @@ TEST(WandbReader, ATrainerStepThatRepeatsOverTrainingRowsGivesWayToUnderscoreSte
   ReadOutput out = read_text(behind.bytes(), "run-b.wandb");
   ASSERT_EQ(out.runs.size(), 1u);
   EXPECT_EQ(out.runs.front().series.at("train/loss").steps, (std::vector<int64_t>{0, 2, 4, 6, 7, 8, 9, 10, 11}));
+  // The evaluations between training rows dated by `_step` are dated with them.
+  EXPECT_EQ(out.runs.front().series.at("eval/reward").steps, (std::vector<int64_t>{1, 3, 5}));
   EXPECT_EQ(out.detail, "wandb (12 records, 12 history rows; step from _step (step repeats over rows))");
 
   LogWriter repeats;  // step 0 once, then two rows at each step

@@ -67,14 +67,19 @@ int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int6
   int64_t step = 0;
   if (stuck_) {
     step = w_step ? *w_step : fallback.value_or(last_trainer_step_);
-  } else if (trainer_step_ && !trainer_moved_ && first_trainer_step_ == 0 && training_row && w_step) {
+  } else if (trainer_step_ && !trainer_moved_ && first_trainer_step_ == 0 && (training_row || training_seen_) &&
+             w_step) {
     // Before the trainer's step first moves from 0, no optimizer step has been taken: `_step` dates those training
-    // rows as well, and a trainer step stuck at 0 loses none of them. Evaluations before training stay at 0.
+    // rows as well, and a trainer step stuck at 0 loses none of them. Evaluations before training stay at 0; those
+    // between training rows so dated take `_step` with them.
     step = *w_step;
   } else {
     step = trainer_step_ ? last_trainer_step_ : w_step ? *w_step : fallback.value_or(0);
   }
-  if (training_row) last_training_step_ = step;
+  if (training_row) {
+    last_training_step_ = step;
+    training_seen_ = true;
+  }
   return step;
 }
 

@@ -7,7 +7,7 @@
 // use, so runs read from different backends line up. A trainer's step that stays at its first value while `_step`
 // advances over STUCK_ROWS training rows (rows of evaluation metrics repeat a step once per evaluation set) is no step axis (TRL 0.9's PPOv2Trainer logs train/global_step = 0 with every row):
 // `_step` is the step from then on; rows before it keep their points at the trainer's value, except while that value
-// is 0 (no optimizer step taken yet), where `_step` dates them too. A trainer's step that moves to a value behind the
+// is 0 (no optimizer step taken yet), where `_step` dates them too (and the evaluation rows between them). A trainer's step that moves to a value behind the
 // `_step` its training rows were given while it was 0, or at which a training row logs a metric a second time, counts
 // something else (a custom trainer's outer iterations of several rows each): `_step` is the step from then on too. A trainer step that repeats for a row or two is
 // normal (an evaluation logged at the step of the training row before it). Wall time: `_timestamp` (Unix seconds). Metrics: numeric items
@@ -58,6 +58,7 @@ class WandbRowSteps {
   bool repeated_ = false;  // stuck because the trainer's step repeats over training rows
   std::optional<int64_t> last_w_step_;
   std::optional<int64_t> last_training_step_;  // the step the last training row was given
+  bool training_seen_ = false;
   static constexpr size_t MAX_METRICS_AT_STEP = 512;
   std::vector<std::string> metrics_at_step_;  // metrics the training rows at the trainer's current step logged
 };
