@@ -236,22 +236,22 @@ std::vector<Alert> replay_to_end(RuleEngine& engine, const std::map<std::string,
 }
 
 TEST(CatalogDetectorRule, FiresAtTheStepTheDetectorConfirms) {
-  // kl_above_range (kind bound): per-token KL above its healthy warning level (0.3) for 4 consecutive points (2
-  // above its critical level, 1 nat). The crossing is at step 11; the fourth point beyond, step 14, confirms it.
+  // kl_above_range (kind bound): per-token KL above its healthy warning level (0.3) for 3 consecutive points (2
+  // above its critical level, 1 nat). The crossing is at step 11; the third point beyond, step 13, confirms it.
   std::vector<double> kl(10, 0.05);
   kl.insert(kl.end(), {0.5, 0.6, 0.7, 0.65, 0.6});
   RuleEngine engine(rules_from("rules:\n  - id: kl_range\n    metric: policy/kl\n    detector: kl_above_range\n"));
   std::vector<Alert> alerts = replay_to_end(engine, {{"policy/kl", kl}});
   ASSERT_EQ(alerts.size(), 1u);  // one episode, one alert
-  EXPECT_EQ(alerts[0].step, 14);
+  EXPECT_EQ(alerts[0].step, 13);
   EXPECT_EQ(alerts[0].metric, "policy/kl");
-  EXPECT_DOUBLE_EQ(alerts[0].value, 0.65);
+  EXPECT_DOUBLE_EQ(alerts[0].value, 0.7);
   // The scan runs the same code: its finding is that episode, confirmed at the same step.
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_above_range");
   ASSERT_NE(spec, nullptr);
   std::vector<Finding> findings = run_detector_on_values(*spec, {{"policy/kl", kl}});
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].evidence.at("alarm_step"), 14.0);
+  EXPECT_EQ(findings[0].evidence.at("alarm_step"), 13.0);
 }
 
 // entropy_below_start is eased to a note when the reward rose (a healthy run sharpens its policy as it learns), so
