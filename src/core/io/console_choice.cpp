@@ -281,8 +281,12 @@ uint64_t ShapeChooser::signature(const FlatRecord& record) {
 }
 
 ShapeChooser::Companion* ShapeChooser::companion_of(size_t slot, const FlatRecord& record) {
+  std::optional<uint64_t> sig;  // computed once, and only for a slot that has a free-text companion
   for (auto& c : companions_) {
-    if (c.slot == slot && (c.signature == 0 || signature(record) == c.signature)) return &c;
+    if (c.slot != slot) continue;
+    if (c.signature == 0) return &c;
+    if (!sig) sig = signature(record);
+    if (*sig == c.signature) return &c;
   }
   return nullptr;
 }
@@ -294,8 +298,8 @@ void ShapeChooser::drop_pending() {
   }
 }
 
-// From the look-ahead: the stepless dict shape whose records strictly alternate with the winner's (at least two of
-// each), and on which side of the winner's lines it is printed: the side its records sit nearer to, in lines summed
+// From the look-ahead: the stepless dict shapes, and the free-text prints of one name set, whose records strictly
+// alternate with the winner's (at least two of each), and on which side of the winner's lines each is printed: the side its records sit nearer to, in lines summed
 // over the records between two winner lines. Lines packed with nothing between them are on neither side: then a
 // look-ahead that starts with a winner line reads "after" (every dict has a line before it), and one that starts
 // with a dict could be either (a dict printed before the loop, then "after"), so there is no companion.
