@@ -32,7 +32,7 @@ int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int6
     // A training row that logs a metric again at the trainer's step: the step is coarser than the rows.
     if (trainer_step_ && *trainer != last_trainer_step_) metrics_at_step_.clear();
     for (const WandbItem& it : items) {
-      if (!is_metric(it.key) || dictionary_.role_of(it.key) != FieldRole::metric) continue;
+      if (!is_metric(it.key)) continue;
       if (std::find(metrics_at_step_.begin(), metrics_at_step_.end(), it.key) != metrics_at_step_.end()) {
         // Only forward: a `_step` behind the trainer's (HF's rows at global_step 10, 20 are rows 0, 1) would take
         // the steps back.
@@ -67,7 +67,7 @@ int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int6
   int64_t step = 0;
   if (stuck_) {
     step = w_step ? *w_step : fallback.value_or(last_trainer_step_);
-  } else if (trainer_step_ && !trainer_moved_ && first_trainer_step_ == 0 && (training_row || training_seen_) &&
+  } else if (trainer_step_ && !trainer_moved_ && first_trainer_step_ == 0 && (training_row || last_training_step_) &&
              w_step) {
     // Before the trainer's step first moves from 0, no optimizer step has been taken: `_step` dates those training
     // rows as well, and a trainer step stuck at 0 loses none of them. Evaluations before training stay at 0; those
@@ -76,10 +76,7 @@ int64_t WandbRowSteps::step(std::span<const WandbItem> items, std::optional<int6
   } else {
     step = trainer_step_ ? last_trainer_step_ : w_step ? *w_step : fallback.value_or(0);
   }
-  if (training_row) {
-    last_training_step_ = step;
-    training_seen_ = true;
-  }
+  if (training_row) last_training_step_ = step;
   return step;
 }
 

@@ -58,7 +58,6 @@ class WandbRowSteps {
   bool repeated_ = false;  // stuck because the trainer's step repeats over training rows
   std::optional<int64_t> last_w_step_;
   std::optional<int64_t> last_training_step_;  // the step the last training row was given
-  bool training_seen_ = false;
   static constexpr size_t MAX_METRICS_AT_STEP = 512;
   std::vector<std::string> metrics_at_step_;  // metrics the training rows at the trainer's current step logged
 };
