@@ -1227,6 +1227,31 @@ TEST(LoggingInterval, PointCountsAreStepsDividedByTheIntervalWithFloors) {
   EXPECT_EQ(detect::logging_interval(std::vector<int64_t>{0, 1, 3, 4, 7, 9, 10, 12}), 1);
 }
 
+// A short run (KL logged every 20 steps, 40 points) whose KL climbs from zero as the policy leaves its reference:
+// the 20-point warm-up covers half of it, so a jump at its 12th point is judged only when the scan sees it whole.
+rldk::Run short_kl_run(bool with_step) {
+  std::vector<int64_t> steps;
+  std::vector<double> kl;
+  for (int i = 0; i < 40; ++i) {
+    steps.push_back(20 * (i + 1));
+    kl.push_back(0.03 * (1 - std::exp(-(i + 1) / 6.0)) * (with_step && i >= 11 ? 2.0 : 1.0) *
+                 std::exp(0.05 * std::sin(i * 2.3)));
+  }
+  return one_metric_run("policy/kl", steps, kl);
+}
+
+TEST(LevelShiftKind, AShortRunSeenWholeShowsAJumpTheWarmUpHid) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
+  ASSERT_NE(spec, nullptr);
+  auto found = scan_with(*spec, short_kl_run(true));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].onset_step, 240);
+  EXPECT_EQ(found[0].evidence.at("hindsight"), 1);
+  // Measured from the median of the 5 points before it to that of the 5 from it on: the step and the climb.
+  EXPECT_NEAR(found[0].evidence.at("reached") / found[0].evidence.at("baseline"), 2.3, 0.3);
+  EXPECT_TRUE(scan_with(*spec, short_kl_run(false)).empty());
+}
+
 TEST(LoggingInterval, ASparselyLoggedShortRunIsJudged) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);
@@ -1239,8 +1264,11 @@ TEST(LoggingInterval, ASparselyLoggedShortRunIsJudged) {
   ASSERT_EQ(sparse.size(), 1u);
   EXPECT_NEAR(static_cast<double>(sparse[0].onset_step), 360, 10);
   // Logged every step, the same 60 points are 60 steps: still inside the catalog's 50-step warm-up plus 15-step
-  // confirmation, so nothing is claimed.
-  EXPECT_TRUE(scan_run(kl_shift_run(1), options).findings.empty());
+  // confirmation, so the streaming test claims nothing; the run is short enough to be seen whole at its end.
+  auto dense = scan_run(kl_shift_run(1), options).findings;
+  ASSERT_EQ(dense.size(), 1u);
+  EXPECT_EQ(dense[0].onset_step, 36);
+  EXPECT_EQ(dense[0].evidence.at("hindsight"), 1);
 }
 
 TEST(Scan, MissingMetricIsSkippedWithReason) {

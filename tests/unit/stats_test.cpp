@@ -152,6 +152,33 @@ TEST(ChangePoint, MeanShiftStartSplitsTwoLevels) {
   EXPECT_EQ(mean_shift_start(std::vector<double>{1.0}), 0u);
 }
 
+// A KL that climbs steeply from zero and levels off, on a log scale, with and without a step at index 15.
+std::vector<double> log_kl_rise(bool with_step) {
+  std::vector<double> x;
+  for (int i = 0; i < 40; ++i) {
+    double kl = 0.03 * (1 - std::exp(-(i + 1) / 6.0)) * (with_step && i >= 15 ? 1.8 : 1.0);
+    x.push_back(std::log(kl) + 0.05 * std::sin(i * 2.3));
+  }
+  return x;
+}
+
+TEST(ChangePoint, LargestJumpTellsAStepFromACurveThatLevelsOff) {
+  Jump step = largest_jump(log_kl_rise(true), 5, 5, 10, 0.02);
+  EXPECT_EQ(step.index, 15u);
+  EXPECT_GT(step.z, 8);
+  EXPECT_NEAR(step.gap, std::log(1.8), 0.15);
+  EXPECT_NEAR(step.held, std::log(1.8), 0.2);
+  // The curve alone: its steep start is followed by the line before each split, so no gap is wide.
+  EXPECT_LT(largest_jump(log_kl_rise(false), 5, 5, 10, 0.02).z, 4);
+  // One wild point pulls the right line's start up, but not the median of the points from it on.
+  std::vector<double> wild(30, 0.0);
+  for (size_t i = 0; i < wild.size(); ++i) wild[i] = 0.05 * std::sin(static_cast<double>(i) * 2.3);
+  wild[14] = 2.0;
+  Jump spike = largest_jump(wild, 5, 5, 10, 0.02);
+  EXPECT_LT(spike.held, 0.2);
+  EXPECT_DOUBLE_EQ(largest_jump(std::vector<double>(9, 1.0), 5, 5, 10, 0.02).z, 0.0);  // too short to split
+}
+
 TEST(Trend, MannKendallMatchesScipyKendallTau) {
   // Strictly increasing n = 10: S = 45, var = 10*9*25/18 = 125, Z = (45 - 1) / sqrt(125) = 3.9355.
   std::vector<double> up = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};

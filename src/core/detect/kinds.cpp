@@ -23,14 +23,15 @@ namespace {
 const std::map<std::string, std::vector<std::string>>& parameter_table() {
   static const std::map<std::string, std::vector<std::string>> table = {
       {"level_shift", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",
-                       "freeze_fraction", "min_points", "min_change", "rearm_after", "early_min_change", "early_z"}},
+                       "freeze_fraction", "min_points", "min_change", "rearm_after", "early_min_change", "early_z",
+                       "hindsight_points", "hindsight_z", "hindsight_min_change"}},
       {"spike", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "threshold", "min_points",
                  "max_points", "min_change", "early_min_change"}},
       {"drift", {"reference_skip", "reference_points", "window", "min_relative_change", "min_sigma", "min_points"}},
       {"threshold", {"min_points", "max_gap"}},
       {"controller", {"warmup", "adapt_rate", "trend_rate", "min_relative_scale", "min_scale", "k", "h", "z_clip",
                       "freeze_fraction", "min_points", "min_change", "rearm_after", "early_min_change", "early_z",
-                      "coef_min_relative_change"}},
+                      "hindsight_points", "hindsight_z", "hindsight_min_change", "coef_min_relative_change"}},
       {"co_trend", {"reference_points", "window", "proxy_min_sigma", "other_min_relative_change", "other_min_sigma",
                     "min_points"}},
       {"flat", {"reference_points", "window", "flat_ratio", "min_move_sigma", "min_scale", "min_points"}},

@@ -38,6 +38,13 @@ namespace {
 // onset already passed (their 90th percentile, of up to LOOKBACK points): a GRPO norm of ~0.001 on steps whose
 // groups all scored alike and ~0.06 on the others moves its median to 0.011 when the second kind grows more
 // frequent, which is a mixture shifting, not an explosion.
+//
+// A run of at most `hindsight_points` logged points (hindsight_points > 0) in which the streaming test found
+// nothing is also seen whole at its end. Its warm-up is a third of it or more (20 points of a 60-point run), so a
+// shift in the first third, or one the warm-up's own line absorbed, goes unseen. The scan has every point by then,
+// so it takes the largest jump of the series against lines fitted on each side of it (stats::largest_jump). A jump of
+// at least `hindsight_z` standard errors, `hindsight_min_change` in size and held by the median after it is a shift.
+// A KL that climbs steeply from zero and levels off leaves no such jump: the line before it follows its slope.
 class LevelShift : public Detector {
  public:
   explicit LevelShift(const DetectorSpec& s) : Detector(s) {
@@ -58,6 +65,11 @@ class LevelShift : public Detector {
     log_ = s.option("transform", "none") == "log";
     ramp_onset_ = s.option("onset", "shift") == "ramp";
     beyond_start_ = s.option("beyond_start", "no") == "yes";
+    hindsight_points_ = static_cast<size_t>(std::max(0.0, s.param("hindsight_points", 0)));
+    hindsight_z_ = s.param("hindsight_z", 5);
+    hindsight_min_change_ = s.param("hindsight_min_change", 0);
+    min_scale_ = s.param("min_scale", 1e-12);
+    whole_.reserve(hindsight_points_);
     lookback_.configure(LOOKBACK);
     recent_.configure(LOOKBACK);
     warm_tail_.configure(PRE_ONSET_POINTS);
@@ -73,6 +85,8 @@ class LevelShift : public Detector {
     recent_.reset();
     warm_tail_.reset();
     side_ = 0;
+    whole_.clear();
+    whole_too_long_ = false;
   }
   void observe(int64_t step, const double* x) override {
     double raw = x[0];
@@ -83,6 +97,14 @@ class LevelShift : public Detector {
     double v = transformed(log_, raw);
     if (std::isnan(v)) return;
     if (firsts_.size() < START_POINTS) firsts_.push_back(v);
+    if (hindsight_points_ > 0 && !whole_too_long_) {
+      whole_too_long_ = whole_.size() == hindsight_points_;
+      if (whole_too_long_) {
+        whole_.clear();
+      } else {
+        whole_.push_back({step, raw, v});
+      }
+    }
     if (pending_) follow_pending(step, v);
     if (!ref_.armed()) {
       if (early_min_change_ > 0 && (early_.open || ref_.warmed() >= EARLY_POINTS) && observe_early(step, raw, v)) {
@@ -163,6 +185,7 @@ class LevelShift : public Detector {
     close();
     close_early();
     emit_pending();
+    if (findings_.empty()) judge_whole();
   }
 
  protected:
@@ -292,6 +315,48 @@ class LevelShift : public Detector {
     if (!confirm(evidence)) return;
     alarm(early_.end);
     report(onset, early_.end, early_.peak_step, early_.peak_value, std::move(evidence));
+  }
+  // A short run seen whole (see the class comment): its largest jump in the watched direction, reported when it is
+  // large, held and many standard errors wide. The episode runs from the jump to the last point before the metric
+  // falls back below half-way for HINDSIGHT_BEFORE_AFTER points in a row (or to the end).
+  void judge_whole() {
+    if (whole_too_long_ || whole_.empty()) return;
+    int sign = sign_ == 0 ? 1 : sign_;
+    for (int pass = 0; pass < (sign_ == 0 ? 2 : 1); ++pass, sign = -sign) {
+      scratch_.clear();
+      for (const WholePoint& p : whole_) scratch_.push_back(sign * p.v);
+      stats::Jump jump = stats::largest_jump(scratch_, HINDSIGHT_BEFORE_AFTER, HINDSIGHT_BEFORE_AFTER,
+                                             HINDSIGHT_WINDOW, min_scale_);
+      if (!(jump.z >= hindsight_z_ && jump.gap >= hindsight_min_change_ && jump.held >= hindsight_min_change_)) {
+        continue;
+      }
+      size_t first = jump.index, last = first, below = 0;
+      std::vector<double> before_values(scratch_.begin() + static_cast<std::ptrdiff_t>(first - std::min(first, HINDSIGHT_BEFORE_AFTER)),
+                                        scratch_.begin() + static_cast<std::ptrdiff_t>(first));
+      double before = stats::median_in_place(before_values);  // signed working units
+      double halfway = before + jump.held / 2;
+      Episode episode;
+      episode.begin(whole_[first].step);
+      for (size_t i = first; i < whole_.size(); ++i) {
+        below = scratch_[i] < halfway ? below + 1 : 0;
+        if (below >= HINDSIGHT_BEFORE_AFTER) break;
+        if (below == 0) last = i;
+      }
+      for (size_t i = first; i <= last; ++i) episode.add(whole_[i].step, whole_[i].raw, scratch_[i] - before);
+      double base = log_ ? std::exp(sign * before) : sign * before;
+      double reached_v = sign * (before + jump.held);
+      std::map<std::string, double> evidence = {{"baseline", base},
+                                                {"level", episode.mean()},
+                                                {"reached", log_ ? std::exp(reached_v) : reached_v},
+                                                {"shift_sigma", jump.z},
+                                                {"ratio", base != 0 ? episode.mean() / base : NaN},
+                                                {"alarm_step", static_cast<double>(whole_.back().step)},
+                                                {"points", static_cast<double>(last - first + 1)},
+                                                {"hindsight", 1}};
+      if (!confirm(evidence)) continue;
+      report(episode.onset, whole_[last].step, episode.peak_step, episode.peak_value, std::move(evidence));
+      return;
+    }
   }
   // The CUSUM's change time is where the side last left zero; noise that kept it above zero before the change
   // dates it too early. With the points after the alarm in hand, the onset is re-estimated as the maximum-likelihood
@@ -446,6 +511,17 @@ class LevelShift : public Detector {
   Episode early_;
   double early_level_ = 0, early_sigma_ = 1, early_sum_ = 0;
   int64_t early_confirmed_ = 0;
+  // The whole of a short run, for judge_whole: up to hindsight_points points (raw and working units).
+  struct WholePoint {
+    int64_t step;
+    double raw, v;
+  };
+  static constexpr size_t HINDSIGHT_BEFORE_AFTER = 5;  // points a jump needs on each side
+  static constexpr size_t HINDSIGHT_WINDOW = 10;       // points of each side's line
+  size_t hindsight_points_ = 0;
+  double hindsight_z_ = 5, hindsight_min_change_ = 0, min_scale_ = 1e-12;
+  std::vector<WholePoint> whole_;
+  bool whole_too_long_ = false;
 };
 
 

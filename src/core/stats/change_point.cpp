@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "stats/robust.h"
+
 namespace rldk::stats {
 
 size_t ramp_start(std::span<const double> x, size_t min_after) {
@@ -108,6 +110,58 @@ size_t mean_shift_start(std::span<const double> x, size_t min_segment) {
       best_score = score;
       best = k;
     }
+  }
+  return best;
+}
+
+namespace {
+// A least-squares line through y[0..m-1] at x = 0..m-1: its value at `at`, the variance factor of that value
+// (variance / sigma^2: 1/m + (at - mean x)^2 / Sxx) and the residuals appended to `residuals`.
+double line_value_at(std::span<const double> y, double at, double& variance_factor, std::vector<double>& residuals) {
+  const double m = static_cast<double>(y.size()), mean_x = (m - 1) / 2;
+  double mean_y = 0;
+  for (double v : y) mean_y += v;
+  mean_y /= m;
+  double sxx = 0, sxy = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    double dx = static_cast<double>(i) - mean_x;
+    sxx += dx * dx;
+    sxy += dx * (y[i] - mean_y);
+  }
+  double slope = sxx > 0 ? sxy / sxx : 0;
+  for (size_t i = 0; i < y.size(); ++i) residuals.push_back(y[i] - (mean_y + slope * (static_cast<double>(i) - mean_x)));
+  variance_factor = 1 / m + (sxx > 0 ? (at - mean_x) * (at - mean_x) / sxx : 0);
+  return mean_y + slope * (at - mean_x);
+}
+}  // namespace
+
+Jump largest_jump(std::span<const double> x, size_t min_before, size_t min_after, size_t window, double min_scale) {
+  const size_t n = x.size();
+  min_before = std::max<size_t>(min_before, 2);
+  min_after = std::max<size_t>(min_after, 2);
+  window = std::max({window, min_before, min_after});
+  Jump best;
+  if (n < min_before + min_after) return best;
+  std::vector<double> residuals, scratch;
+  residuals.reserve(2 * window);
+  for (size_t c = min_before; c + min_after <= n; ++c) {
+    size_t left_begin = c - std::min(c, window), right_end = std::min(n, c + window);
+    residuals.clear();
+    double left_factor = 0, right_factor = 0;
+    double left = line_value_at(x.subspan(left_begin, c - left_begin), static_cast<double>(c - left_begin),
+                                left_factor, residuals);
+    double right = line_value_at(x.subspan(c, right_end - c), 0, right_factor, residuals);
+    double median = 0, sigma = 0;
+    median_and_sigma(residuals, median, sigma);
+    sigma = std::max(sigma, min_scale);
+    if (!(sigma > 0)) continue;
+    double z = (right - left) / (sigma * std::sqrt(left_factor + right_factor));
+    if (!(z > best.z)) continue;
+    scratch.assign(x.begin() + static_cast<std::ptrdiff_t>(c), x.begin() + static_cast<std::ptrdiff_t>(c + min_after));
+    double after = median_in_place(scratch);
+    scratch.assign(x.begin() + static_cast<std::ptrdiff_t>(c - std::min(c, min_after)),
+                   x.begin() + static_cast<std::ptrdiff_t>(c));
+    best = {c, right - left, z, after - median_in_place(scratch)};
   }
   return best;
 }

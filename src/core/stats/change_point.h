@@ -24,6 +24,22 @@ size_t ramp_start_levelling(std::span<const double> x, size_t min_after = 1);
 // segments, each at least min_segment long). O(n). 0 when x is too short to split.
 size_t mean_shift_start(std::span<const double> x, size_t min_segment = 1);
 
+// The largest upward jump in a series seen whole (a regression discontinuity): for each split c with at least
+// `min_before` points before it and `min_after` from it on, a least-squares line through up to `window` points on
+// each side, the gap between the right line's value at c and the left line extrapolated to c, and that gap in
+// standard errors (the pooled robust scale of both fits' residuals, times the standard error of the two lines'
+// values at c; at least `min_scale`). A smooth curve that rises and levels off (KL as the policy leaves its reference) leaves small or
+// negative gaps, because the left line follows its slope; a step leaves one gap many errors wide. `held` is the
+// median of the `min_after` points from c on minus the median of the up to `min_after` points before it: a single
+// wild point pulls one line's end but not that median. Pass -x for downward jumps. O(n x window).
+struct Jump {
+  size_t index = 0;  // the first point after the jump
+  double gap = 0;    // working units
+  double z = 0;      // the gap in standard errors; 0 when no split fits
+  double held = 0;   // working units
+};
+Jump largest_jump(std::span<const double> x, size_t min_before, size_t min_after, size_t window, double min_scale);
+
 // How a series that should be zero (the difference between two runs) departed from it: the least-squares change
 // point under a step model (d = size from `start` on) and a ramp model (d = size x (i - start + 1) from `start` on),
 // both zero before it. Only the first `candidates` indices may be the start (points after an alarm refine the fit
