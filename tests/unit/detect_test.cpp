@@ -1252,6 +1252,53 @@ TEST(LevelShiftKind, AShortRunSeenWholeShowsAJumpTheWarmUpHid) {
   EXPECT_TRUE(scan_with(*spec, short_kl_run(false)).empty());
 }
 
+// A DPO run of 300 steps: the loss falls from 0.7 over 25 steps, then either freezes at 0.45 with the margin at 0.8
+// (minibatch noise stays) or goes on falling slowly with the margin growing; the learning rate is constant or
+// decays linearly to 0.
+rldk::Run dpo_run(bool frozen, bool decaying_lr) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  std::vector<double> loss, margin, lr;
+  for (int i = 0; i < 300; ++i) {
+    double course = i < 25 ? i / 25.0 : 1 + (frozen ? 0 : (i - 25) / 275.0);
+    loss.push_back(0.7 - 0.25 * course + 0.03 * noise(rng));
+    margin.push_back(0.8 * course + 0.3 * noise(rng));
+    lr.push_back(5e-7 * (decaying_lr ? 1 - i / 300.0 : 1.0));
+  }
+  rldk::Run run;
+  add_metric(run, "train/loss", steps_from_1(300), loss);
+  add_metric(run, "pref/reward_margin", steps_from_1(300), margin);
+  add_metric(run, "policy/lr", steps_from_1(300), lr);
+  return run;
+}
+
+TEST(StallKind, APreferenceLossThatFreezesWhileTheRateIsHighStalled) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("preference_loss_stalled");
+  ASSERT_NE(spec, nullptr);
+  auto found = scan_with(*spec, dpo_run(true, false));
+  ASSERT_EQ(found.size(), 1u);
+  // Where the fall stopped, as far as the noise lets one see: the last points of the fall are within 3 sigmas of the
+  // level it stopped at.
+  EXPECT_LE(found[0].onset_step, 26);
+  EXPECT_GE(found[0].onset_step, 15);
+  EXPECT_NEAR(found[0].evidence.at("level"), 0.45, 0.02);
+  // Still learning, with either schedule: no stall.
+  EXPECT_TRUE(scan_with(*spec, dpo_run(false, false)).empty());
+  EXPECT_TRUE(scan_with(*spec, dpo_run(false, true)).empty());
+  // Frozen with a decaying rate: judged while the rate was at half its peak (steps 31-150), still a stall.
+  auto decaying = scan_with(*spec, dpo_run(true, true));
+  ASSERT_EQ(decaying.size(), 1u);
+  EXPECT_LE(decaying[0].end_step, 151);
+  // A loss that never left ln 2 never improved: dated at the first step.
+  rldk::Run flat;
+  add_metric(flat, "train/loss", steps_from_1(100), std::vector<double>(100, 0.6931));
+  add_metric(flat, "pref/reward_margin", steps_from_1(100), std::vector<double>(100, 0.0));
+  auto never = scan_with(*spec, flat);
+  ASSERT_EQ(never.size(), 1u);
+  EXPECT_EQ(never[0].onset_step, 1);
+  EXPECT_NE(never[0].explanation.find("never improved"), std::string::npos);
+}
+
 TEST(LoggingInterval, ASparselyLoggedShortRunIsJudged) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

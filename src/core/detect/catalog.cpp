@@ -213,7 +213,8 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
   for (const auto& n : d.inputs.front().second) {
     if (n.starts_with(SETTING_META_PREFIX)) return catalog_error(origin, node, "the first input drives the detector: it must be a metric, not a setting");
   }
-  size_t needed = d.kind == "controller" || d.kind == "co_trend" || d.kind == "zero_variance_groups" ? 2 : 1;
+  size_t needed =
+      d.kind == "controller" || d.kind == "co_trend" || d.kind == "zero_variance_groups" || d.kind == "stall" ? 2 : 1;
   if (!detect::judged_over_metrics(d.kind) && d.required_inputs < needed) {
     return catalog_error(origin, node, "kind " + d.kind + " needs " + std::to_string(needed) + " inputs");
   }

@@ -182,6 +182,7 @@ std::unique_ptr<Detector> make_schedule_jump(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_heldout_decline(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_bound(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_steady_trend(const DetectorSpec& spec);
+std::unique_ptr<Detector> make_stall(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_drawdown(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_rebound(const DetectorSpec& spec);
 std::unique_ptr<Detector> make_constant(const DetectorSpec& spec);

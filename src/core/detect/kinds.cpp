@@ -43,6 +43,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
                  "progress_min_sigma", "resolved_min_ratio", "critical_min_points"}},
       {"steady_trend", {"min_points", "min_z", "min_relative_change", "min_scale", "edge_fraction", "capacity",
                         "min_late_share", "min_end"}},
+      {"stall", {"stretch_points", "max_z", "start_fraction", "lr_fraction", "capacity"}},
       {"drawdown", {"smooth", "hold", "giveback", "min_relative", "min_sigma", "min_points", "max_gap", "history"}},
       {"rebound", {"smooth", "min_ratio", "min_rise", "min_sigma", "min_points", "max_gap", "history"}},
       {"constant", {"min_points", "max_spread", "relative_spread", "alarm_points"}},
@@ -246,6 +247,7 @@ const std::vector<KindOption>& kind_options(const std::string& kind) {
       {"co_trend", {{"other_direction", {"up", "down"}}}},
       {"bound", {{"bound", {"above", "below", "above_start", "below_start"}}, {"transform", TRANSFORMS},
                  {"onset", {"change", "crossing", "start"}}, {"progress", {"eases", "required"}}}},
+      {"stall", {}},
       {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}, {"compare", {"ratio", "magnitude"}},
                         {"live", {"end", "so_far"}}}},
   };
@@ -272,6 +274,7 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
       {"threshold", make_threshold},     {"zero_variance_groups", make_zero_variance_groups},
       {"schedule_jump", make_schedule_jump}, {"heldout_decline", make_heldout_decline},
       {"bound", make_bound},             {"steady_trend", make_steady_trend},
+      {"stall", make_stall},
       {"drawdown", make_drawdown},       {"rebound", make_rebound},
       {"constant", make_constant},       {"floor", make_floor},       {"ceiling", make_ceiling},
       {"at_level", make_at_level},
