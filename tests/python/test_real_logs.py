@@ -321,10 +321,6 @@ KNOWN_GAPS = {
                               "clipping far more tokens than GRPO by design), and no setting says the trainer is GSPO",
     },
     "custom_grpo_gemma2_2b_lora_math_resumed_450st_kl_blowup_truncation_reward_collapse": {
-        "kl_blowup": "the loop's `kl` compares two forward passes of the same weights (with and without dropout): a "
-                     "signed estimate of -0.5 to 0.7 from the first steps, whose three-point stretches above 0.3 "
-                     "(from step 67) open the episode that the blow-up (2.6 on average over its last 25 steps) "
-                     "continues, dated 67 and 299 where the labels date it at 376",
         "reward_collapse": "the per-step reward is only in the per-sample `reward is X` prints (12 per step), not in "
                            "the `grpo_loss is ... and kl is ...` lines that are the steps; the `[step N] acc=` "
                            "summaries every 25 steps are left out",

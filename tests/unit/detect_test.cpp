@@ -1299,6 +1299,26 @@ TEST(StallKind, APreferenceLossThatFreezesWhileTheRateIsHighStalled) {
   EXPECT_NE(never[0].explanation.find("never improved"), std::string::npos);
 }
 
+// A KL that leaves 0 as every run's does (0.007 -> 0.05 over its first 100 steps), holds, and drifts from step 260 to
+// 1 nat at step 800: the drift is dated where it began, not at the run's start, where a log scale puts the change.
+TEST(SteadyTrendKind, AKlDriftIsDatedWhereItBeganNotWhereTheKlLeftZero) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("kl_rise_steady");
+  ASSERT_NE(spec, nullptr);
+  std::vector<int64_t> steps;
+  std::vector<double> kl;
+  for (int i = 1; i <= 40; ++i) {
+    int64_t step = 20 * i;
+    double level = step <= 100 ? 0.007 + (0.05 - 0.007) * (step - 20) / 80.0
+                   : step <= 260 ? 0.05 : 0.05 + 0.95 * (step - 260) / 540.0;
+    steps.push_back(step);
+    kl.push_back(level * (1 + 0.05 * std::sin(i * 2.3)));
+  }
+  auto found = scan_with(*spec, one_metric_run("policy/kl", steps, kl));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_GE(found[0].onset_step, 240);
+  EXPECT_LE(found[0].onset_step, 300);
+}
+
 TEST(LoggingInterval, ASparselyLoggedShortRunIsJudged) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

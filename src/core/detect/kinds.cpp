@@ -248,7 +248,7 @@ const std::vector<KindOption>& kind_options(const std::string& kind) {
       {"bound", {{"bound", {"above", "below", "above_start", "below_start"}}, {"transform", TRANSFORMS},
                  {"onset", {"change", "crossing", "start"}}, {"progress", {"eases", "required"}}}},
       {"stall", {}},
-      {"steady_trend", {{"direction", DIRECTIONS}, {"transform", TRANSFORMS}, {"compare", {"ratio", "magnitude"}},
+      {"steady_trend", {{"direction", DIRECTIONS}, {"compare", {"ratio", "magnitude"}},
                         {"live", {"end", "so_far"}}}},
   };
   static const std::vector<KindOption> none;

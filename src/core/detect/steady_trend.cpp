@@ -12,7 +12,10 @@
 //     end at least min_late_share of the whole move, and the end past min_end. A healthy KL rises from 0 and levels
 //     off; a drifting one goes on rising as fast.
 // The onset is where the drift began (stats::ramp_start_levelling over the thinned run: a drift may level off before
-// the run ends); the episode runs to the last point.
+// the run ends), fitted on the metric's own scale (the trend score, made of ranks, is the same on any). A KL is 0 where the
+// policy equals its reference, so on a log scale its first points climb by nats (0.007 -> 0.05 in the first hundred
+// steps of a healthy run) and the fit dates a drift that began at step 260 at the run's start; on its own scale that
+// approach is a small step and the drift is the change. The episode runs to the last point.
 // With `live: so_far`, the same test is applied to the points so far, each time they have grown by a sixteenth (a
 // loss running from 2 to -100 by step 170 of 1,000 is a runaway then, not only when the run ends): the alarm comes
 // at the first point where the run, had it ended there, would have been reported; the scan keeps that step as the
@@ -38,7 +41,6 @@ class SteadyTrend final : public Detector {
   explicit SteadyTrend(const DetectorSpec& s)
       : Detector(s), series_(static_cast<size_t>(std::max(16.0, s.param("capacity", 512)))) {
     sign_ = direction_sign(s);
-    log_ = s.option("transform", "none") == "log";
     min_points_ = static_cast<size_t>(std::max(3.0, s.param("min_points", 20)));
     min_z_ = s.param("min_z", 3.0);
     min_relative_change_ = s.param("min_relative_change", 1.0);
@@ -134,14 +136,12 @@ class SteadyTrend final : public Detector {
       return far;
     };
     if (!far_enough(1) && !far_enough(-1)) return v;
-    std::vector<double> working(n);
-    for (size_t i = 0; i < n; ++i) working[i] = transformed(log_, values[i]);
-    stats::MannKendall mk = stats::mann_kendall(working);
+    stats::MannKendall mk = stats::mann_kendall(values);
     int direction = mk.z > 0 ? 1 : -1;
     if (!(std::fabs(mk.z) >= min_z_ && direction_allows(sign_, mk.z)) || !far_enough(direction)) return v;
     v.found = true;
     v.onset = magnitude_ ? departure(values, start, end)
-                         : stats::ramp_start_levelling(working, std::max<size_t>(2, n / 5));
+                         : stats::ramp_start_levelling(values, std::max<size_t>(2, n / 5));
     // The peak is the most extreme kept point in the drift's direction.
     for (size_t i = 1; i < n; ++i) {
       if (direction * (values[i] - values[v.peak]) > 0) v.peak = i;
@@ -156,7 +156,6 @@ class SteadyTrend final : public Detector {
   static constexpr size_t LIVE_CHECK_GROWTH = 16;
   stats::ThinnedSeries series_;
   int sign_ = 0;
-  bool log_ = false;
   size_t min_points_;
   double min_z_, min_relative_change_, min_scale_, edge_fraction_, min_late_share_, min_end_;
   bool magnitude_ = false, live_so_far_ = false;
