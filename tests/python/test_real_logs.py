@@ -358,6 +358,12 @@ KNOWN_GAPS = {
         "parse": "as custom_grpo_qwen25_math_15b_gsm8k_question_only_prompt_40it_reward_collapse (here GPU-memory "
                  "lines, 86 % of the file, are read instead)",
     },
+    "custom_dpo_gemma2_2b_lora_math_step_dpo_500st_frozen_policy_no_signal": {
+        "no_signal": "the printed loss is the DPO loss divided by the 5 accumulation steps, so its ln 2 is 0.1386 and "
+                     "the at-chance detector's 0.693 is never seen; the implicit rewards are the last micro-batch's 2 "
+                     "pairs rounded to 2 decimals (+-0.07 of noise, not within the 1e-4 of a policy that never moved), "
+                     "and no margin is logged for the stall test: only the unchanged greedy answers say it",
+    },
     "trl_dapo_qwen25_15b_sft_lora_gsm8k_4600st_entropy_collapse": {
         "entropy_collapse": "entropy 0.186 -> 0.030 (16 % of its start) over 4,600 steps while the reward climbs to "
                             "0.82-0.88 and held-out accuracy reaches 78 %: a slow sharpening the collapse detector's "

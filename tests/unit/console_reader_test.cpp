@@ -1535,6 +1535,49 @@ TEST(ConsoleChoice, PhrasesAtEveryStepBeatSummariesThatCountThem) {
   EXPECT_NE(out.detail.find("key=value (3 lines, step from the step label)"), std::string::npos) << out.detail;
 }
 
+// The model's worked answers echoed into a hand-written loop's log number their own steps ("**Step 4: Calculate
+// ...**" with "Final answer: 195"), which start over with every answer printed: a step label that keeps starting over
+// is no run step and does not take over from the "grpo_loss is ... and kl is ..." phrases, one per update without a
+// step, which are the run.
+TEST(ConsoleChoice, AStepLabelThatKeepsStartingOverIsNoRunStep) {
+  // The labels' steps in the order a real log printed them (16 answers among 740 updates).
+  const std::vector<int> labels = {4, 3, 1, 2, 3, 4, 3, 4, 5, 3, 4, 2, 3, 4};
+  std::string text;
+  size_t next = 0;
+  for (int update = 1; update <= 300; ++update) {
+    if (update >= 20 && update % 20 == 0 && next < labels.size()) {
+      text += "**Step " + std::to_string(labels[next++]) + ": Calculate the total.**\nFinal answer: 195\n";
+    }
+    text += "grpo_loss is -0.0" + std::to_string(update % 10) + " and kl is 0." + std::to_string(update) + "\n";
+  }
+  ReadOutput out = read_text(text, "train.log");
+  const rldk::Run& run = only_run(out);
+  ASSERT_NE(run.find("policy/kl"), nullptr) << out.detail;
+  EXPECT_EQ(run.find("policy/kl")->steps.size(), 300u) << out.detail;
+  EXPECT_EQ(run.find("policy/kl")->steps.back(), 300);
+  EXPECT_NE(out.detail.find("`name is value` phrases (300 lines"), std::string::npos) << out.detail;
+}
+
+// "[step 1] loss=0.1386 rewards(c/r)=-0.03/-0.02": one key naming two quantities and their two values are two
+// metrics (rewards/c and rewards/r, the chosen and rejected implicit rewards), not a pair that is dropped.
+TEST(ConsoleFields, AKeyNamingTwoQuantitiesGivesBothValues) {
+  std::string text;
+  for (int step = 1; step <= 6; ++step) {
+    text += "[step " + std::to_string(step) + "] loss=0.1386 rewards(c/r)=-0.0" + std::to_string(step) + "/0.07\n";
+  }
+  ReadOutput out = read_text(text, "dpo.log");
+  const rldk::Run& run = only_run(out);
+  ASSERT_NE(run.find("pref/rewards_chosen"), nullptr) << out.detail;
+  ASSERT_NE(run.find("pref/rewards_rejected"), nullptr);
+  EXPECT_DOUBLE_EQ(run.find("pref/rewards_chosen")->values[2], -0.03);
+  EXPECT_DOUBLE_EQ(run.find("pref/rewards_rejected")->values[5], 0.07);
+  EXPECT_EQ(run.find("pref/rewards_chosen")->steps.back(), 6);
+  // Not a pair: a ratio written as a fraction, or names with more than one slash, stay as they were read.
+  ReadOutput other = read_text("[step 1] loss=0.5 acc(a/b/c)=1/2\n[step 2] loss=0.4 acc(a/b/c)=1/2\n", "x.log");
+  EXPECT_EQ(only_run(other).find("acc/a"), nullptr);
+  EXPECT_NE(only_run(other).find("train/loss"), nullptr);
+}
+
 // Open-Reasoner-Zero prints each update's ten metrics as a dict without a step, beside a reward function's debug line
 // with a step label and three bookkeeping numbers, and DeepSpeed's "step=0, skipped=0" lines before training: the
 // dict is the training log (numbered 1, 2, ...), and the rollout summary printed before each dict is its companion. A bar of micro-batches drawn anew for each update ("Actor Train

@@ -48,7 +48,23 @@ size_t ShapeChooser::slot_of(Shape shape, StepFrom from) {
 bool ShapeChooser::carries_step(size_t slot) const {
   const Stats& s = stats_[slot];
   uint64_t steppable = s.records - s.follows;
-  return steppable > 0 && s.stepped * 2 > steppable;
+  return steppable > 0 && s.stepped * 2 > steppable && !restarts_often(slot);
+}
+
+// A step label that goes back three times or more, at one in ten of its changes or more, counts something other than
+// the run's steps: the numbered steps of the model's own worked answers echoed into the log ("**Step 1: Calculate
+// ...**", 1..5 and again 1..6 for every printed sample). A trainer restarts or resumes once or twice in a log.
+bool ShapeChooser::restarts_often(size_t slot) const {
+  const Stats& s = stats_[slot];
+  return s.backwards >= MIN_RESTARTS && s.backwards * CHANGES_PER_RESTART >= s.steps_seen;
+}
+
+// A stepped shape has shown its steps once it was seen at decide_after_steps of them, and, for each time its step went
+// back, at CHANGES_PER_RESTART more: a label that started over must show it goes on counting before it is trusted
+// (answers echoed into the log show "Step 4", "Step 3", "Step 1" before they show three restarts).
+bool ShapeChooser::counted_steps(size_t slot) const {
+  const Stats& s = stats_[slot];
+  return s.steps_seen >= options_.decide_after_steps + CHANGES_PER_RESTART * s.backwards;
 }
 
 bool ShapeChooser::weak(size_t slot) const {
@@ -130,8 +146,9 @@ size_t ShapeChooser::leader(bool strict) const {
     const Stats& s = stats_[slot];
     if (s.records == 0) continue;
     // A free-text shape without steps that was printed once, or whose names do not repeat, is settings and prints,
-    // not a series (strict: every choice but the one a full look-ahead buffer forces).
-    if (strict && !repeats(slot)) continue;
+    // not a series, and a step label that keeps starting over labels something else (strict: every choice but the
+    // one a full look-ahead buffer forces).
+    if (strict && (!repeats(slot) || restarts_often(slot))) continue;
     if (best == NONE || better(slot, best)) best = slot;
   }
   return best;
@@ -162,6 +179,7 @@ void ShapeChooser::count(size_t slot, const Match& match, const FlatRecord& reco
   pace(slot, own_step(match.from) ? step : std::nullopt);
   if (step && step != s.last_step) {
     ++s.steps_seen;
+    if (s.last_step && *step < *s.last_step) ++s.backwards;
     s.last_step = step;
   }
   for (const auto& f : record.fields) {
@@ -202,7 +220,7 @@ void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t 
     size_t best = leader(true);
     if (best == NONE) return;
     // A weak leader leads a strong shape only when it outweighs it (better()).
-    if (!weak(best) && stats_[best].steps_seen >= options_.decide_after_steps) {
+    if (!weak(best) && counted_steps(best)) {
       decide(best, line);
     } else if (weak(best) && stats_[best].records >= options_.decide_weak_after_records) {
       decide(best, line);
@@ -226,7 +244,7 @@ void ShapeChooser::offer(const Match& match, const FlatRecord& record, uint64_t 
   bool richer = carries_step(slot) && carries_step(winner_) && stats_[slot].keys.size() > stats_[winner_].keys.size();
   if (!weak(slot) && (weak(winner_) || richer) && !outweighs(winner_, slot)) {
     if (room()) hold(slot, match, step, record, line);
-    if (stats_[slot].steps_seen >= options_.decide_after_steps) decide(slot, line);
+    if (counted_steps(slot)) decide(slot, line);
   }
 }
 

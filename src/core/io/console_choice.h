@@ -101,6 +101,7 @@ class ShapeChooser {
     uint64_t stepped = 0;  // records with a step of their own
     uint64_t follows = 0;  // eval dicts (neither)
     uint64_t steps_seen = 0;
+    uint64_t backwards = 0;  // step changes to a lower step
     std::optional<int64_t> last_step;
     uint64_t first_line = 0;
     uint64_t numbered = 0;  // stepless records numbered so far
@@ -119,6 +120,9 @@ class ShapeChooser {
   static size_t slot_of(Shape shape, StepFrom from);
   static Shape shape_of(size_t slot) { return static_cast<Shape>(slot / 2); }
   bool carries_step(size_t slot) const;
+  bool restarts_often(size_t slot) const;
+  bool counted_steps(size_t slot) const;
+  static constexpr uint64_t MIN_RESTARTS = 3, CHANGES_PER_RESTART = 10;  // restarts_often(), counted_steps()
   bool weak(size_t slot) const;
   bool repeats(size_t slot) const;
   bool better(size_t a, size_t b) const;

@@ -128,6 +128,42 @@ bool after_an_operator(std::string_view s, size_t i) {
   return c == '+' || c == '-' || c == '*' || c == '/' || c == '^' || c == '=' || c == '<' || c == '>' || c == '(';
 }
 
+// "rewards(c/r)=-0.03/-0.02": one key naming two quantities in parentheses, and their two values. Read as two metrics,
+// the key's base joined to each name as a trainer namespaces them ("rewards/c", "rewards/r"), so neither is lost.
+// `key_end` is where the key's characters end (at the '('); returns the index after the values, 0 when s does not
+// continue that way.
+size_t pair_of_values(std::string_view s, size_t key_begin, size_t key_end, FlatRecord& record) {
+  constexpr size_t MAX_NAMES = 32;
+  if (key_end >= s.size() || s[key_end] != '(') return 0;
+  size_t close = s.find(')', key_end);
+  if (close == std::string_view::npos || close - key_end > MAX_NAMES || close + 1 >= s.size() || s[close + 1] != '=') {
+    return 0;
+  }
+  std::string_view names = s.substr(key_end + 1, close - key_end - 1);
+  size_t slash = names.find('/');
+  if (slash == std::string_view::npos || names.find('/', slash + 1) != std::string_view::npos) return 0;
+  std::string_view first_name = names.substr(0, slash), second_name = names.substr(slash + 1);
+  auto is_name = [](std::string_view n) {
+    return !n.empty() && std::all_of(n.begin(), n.end(), [](char c) { return is_key_char(c); });
+  };
+  if (!is_name(first_name) || !is_name(second_name)) return 0;
+  size_t v = close + 2, e = v;
+  while (e < s.size() && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != '|' && s[e] != '\t') ++e;
+  std::string_view values = s.substr(v, e - v);
+  size_t split = values.find('/');
+  double first = 0, second = 0;
+  if (split == std::string_view::npos || !parse_number(values.substr(0, split), first) ||
+      !parse_number(values.substr(split + 1), second)) {
+    return 0;
+  }
+  std::string name(s.substr(key_begin, key_end - key_begin));
+  size_t base = name.size();
+  append_number(record, name.append("/").append(first_name), first);
+  name.resize(base);
+  append_number(record, name.append("/").append(second_name), second);
+  return e;
+}
+
 }  // namespace
 
 bool is_step_key(std::string_view key, const MetricDictionary& dictionary) {
@@ -166,6 +202,14 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
     }
     size_t k = i;
     while (k < s.size() && is_key_char(s[k])) ++k;
+    if (size_t after = pair_of_values(s, i, k, record); after > 0) {
+      first_key = std::min(first_key, i);
+      ++keys;
+      ++compact;
+      previous_key = {};
+      i = after;
+      continue;
+    }
     // "loss=0.3" or "loss = 0.3" (not a comparison "a == b").
     size_t eq = k;
     while (eq < s.size() && s[eq] == ' ') ++eq;
