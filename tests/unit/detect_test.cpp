@@ -1319,6 +1319,29 @@ TEST(SteadyTrendKind, AKlDriftIsDatedWhereItBeganNotWhereTheKlLeftZero) {
   EXPECT_LE(found[0].onset_step, 300);
 }
 
+// A bound crossed four times is four findings and one set of fixes: the report's "What to change" names the detector
+// once, at the steps of all its episodes.
+TEST(ScanReport, FixesAreListedOncePerDetector) {
+  RunScan scan;
+  scan.source = "run.log";
+  for (int64_t onset : {103, 245}) {
+    Finding f;
+    f.detector = "chosen_reward_below";
+    f.metric = "pref/rewards_chosen";
+    f.severity = Severity::warning;
+    f.onset_step = onset;
+    f.end_step = onset + 10;
+    f.explanation = "fell";
+    f.fixes = {"Lower the learning rate."};
+    scan.findings.push_back(f);
+  }
+  std::string md = scan_markdown({scan});
+  EXPECT_NE(md.find("**chosen_reward_below** (steps 103, 245):"), std::string::npos) << md;
+  size_t first = md.find("- Lower the learning rate.");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(md.find("- Lower the learning rate.", first + 1), std::string::npos) << md;
+}
+
 TEST(LoggingInterval, ASparselyLoggedShortRunIsJudged) {
   const DetectorSpec* spec = builtin_detector_catalog().find("kl_level_shift");
   ASSERT_NE(spec, nullptr);

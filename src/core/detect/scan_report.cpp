@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "report/markdown_text.h"
 #include "rldk/scan.h"
@@ -177,10 +180,21 @@ std::string scan_markdown(const std::vector<RunScan>& scans) {
         md += "| " + std::string(severity_name(f.severity)) + " | " + md_text(f.detector) + " | " + md_text(f.metric) +
               buf + md_text(f.explanation) + " |\n";
       }
+      // Once per detector, at the steps of all its episodes: a bound crossed four times has one set of fixes.
       md += "\n### What to change\n";
+      std::vector<std::string> order;
+      std::map<std::string, std::vector<const Finding*>> by_detector;
       for (const auto& f : s.findings) {
-        md += "\n**" + md_text(f.detector) + "** (step " + std::to_string(f.onset_step) + "):\n";
-        for (const auto& x : f.fixes) md += "- " + md_text(x) + "\n";
+        auto& episodes = by_detector[f.detector];
+        if (episodes.empty()) order.push_back(f.detector);
+        episodes.push_back(&f);
+      }
+      for (const auto& detector : order) {
+        const auto& episodes = by_detector[detector];
+        std::string steps;
+        for (const Finding* f : episodes) steps += (steps.empty() ? "" : ", ") + std::to_string(f->onset_step);
+        md += "\n**" + md_text(detector) + "** (step" + (episodes.size() > 1 ? "s " : " ") + steps + "):\n";
+        for (const auto& x : episodes.front()->fixes) md += "- " + md_text(x) + "\n";
       }
     }
     if (!s.skipped.empty()) {
