@@ -331,8 +331,9 @@ class LevelShift : public Detector {
         continue;
       }
       size_t first = jump.index, last = first, below = 0;
-      std::vector<double> before_values(scratch_.begin() + static_cast<std::ptrdiff_t>(first - std::min(first, HINDSIGHT_BEFORE_AFTER)),
-                                        scratch_.begin() + static_cast<std::ptrdiff_t>(first));
+      auto jump_at = scratch_.begin() + static_cast<std::ptrdiff_t>(first);
+      std::vector<double> before_values(jump_at - static_cast<std::ptrdiff_t>(std::min(first, HINDSIGHT_BEFORE_AFTER)),
+                                        jump_at);
       double before = stats::median_in_place(before_values);  // signed working units
       double halfway = before + jump.held / 2;
       Episode episode;

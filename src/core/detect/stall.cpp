@@ -8,10 +8,10 @@
 //   - the progress metric (second input: the reward margin) shows none either,
 // over at least stretch_points logged points (counted as logged, not scaled by the logging interval: a trend test
 // over 20-50 points cannot tell a slow healthy fall from none; on the benchmark's short clean DPO runs it read 8 as
-// stalled). A loss that rises or a margin that falls is another failure, not a stall. A run that converged keeps a growing margin (healthy DPO margins climb
-// from 3 to 10 while the loss sits near 0.06), and a run whose rate decays is judged only while the rate is high,
-// so settling as the rate anneals is no stall. The onset is where the objective stopped moving: after the last point
-// before the stretch outside the stretch's own band.
+// stalled). A loss that rises or a margin that falls is another failure, not a stall. A run that converged keeps a
+// growing margin (healthy DPO margins climb from 3 to 10 while the loss sits near 0.06), and a run whose rate decays
+// is judged only while the rate is high, so settling as the rate anneals is no stall. The onset is where the
+// objective stopped moving: after the last point before the stretch outside the stretch's own band.
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -61,7 +61,9 @@ class Stall final : public Detector {
   }
 
  private:
-  static size_t capacity(const DetectorSpec& s) { return static_cast<size_t>(std::max(16.0, s.param("capacity", 512))); }
+  static size_t capacity(const DetectorSpec& s) {
+    return static_cast<size_t>(std::max(16.0, s.param("capacity", 512)));
+  }
   void judge() {
     auto objective = objective_.values();
     auto progress = progress_.values();

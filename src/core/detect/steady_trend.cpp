@@ -12,10 +12,10 @@
 //     end at least min_late_share of the whole move, and the end past min_end. A healthy KL rises from 0 and levels
 //     off; a drifting one goes on rising as fast.
 // The onset is where the drift began (stats::ramp_start_levelling over the thinned run: a drift may level off before
-// the run ends), fitted on the metric's own scale (the trend score, made of ranks, is the same on any). A KL is 0 where the
-// policy equals its reference, so on a log scale its first points climb by nats (0.007 -> 0.05 in the first hundred
-// steps of a healthy run) and the fit dates a drift that began at step 260 at the run's start; on its own scale that
-// approach is a small step and the drift is the change. The episode runs to the last point.
+// the run ends), fitted on the metric's own scale (the trend score, made of ranks, is the same on any). A KL is 0
+// where the policy equals its reference, so on a log scale its first points climb by nats (0.007 -> 0.05 in the first
+// hundred steps of a healthy run) and the fit dates a drift that began at step 260 at the run's start; on its own
+// scale that approach is a small step and the drift is the change. The episode runs to the last point.
 // With `live: so_far`, the same test is applied to the points so far, each time they have grown by a sixteenth (a
 // loss running from 2 to -100 by step 170 of 1,000 is a runaway then, not only when the run ends): the alarm comes
 // at the first point where the run, had it ended there, would have been reported; the scan keeps that step as the

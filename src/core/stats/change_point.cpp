@@ -129,7 +129,9 @@ double line_value_at(std::span<const double> y, double at, double& variance_fact
     sxy += dx * (y[i] - mean_y);
   }
   double slope = sxx > 0 ? sxy / sxx : 0;
-  for (size_t i = 0; i < y.size(); ++i) residuals.push_back(y[i] - (mean_y + slope * (static_cast<double>(i) - mean_x)));
+  for (size_t i = 0; i < y.size(); ++i) {
+    residuals.push_back(y[i] - (mean_y + slope * (static_cast<double>(i) - mean_x)));
+  }
   variance_factor = 1 / m + (sxx > 0 ? (at - mean_x) * (at - mean_x) / sxx : 0);
   return mean_y + slope * (at - mean_x);
 }
