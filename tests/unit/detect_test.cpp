@@ -1247,6 +1247,8 @@ TEST(LevelShiftKind, AShortRunSeenWholeShowsAJumpTheWarmUpHid) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].onset_step, 240);
   EXPECT_EQ(found[0].evidence.at("hindsight"), 1);
+  EXPECT_GE(found[0].evidence.at("jump_z"), 5);  // the test; shift_sigma is the size in noise sigmas, as worded
+  EXPECT_LT(found[0].evidence.at("shift_sigma"), found[0].evidence.at("jump_z"));
   // Measured from the median of the 5 points before it to that of the 5 from it on: the step and the climb.
   EXPECT_NEAR(found[0].evidence.at("reached") / found[0].evidence.at("baseline"), 2.3, 0.3);
   EXPECT_TRUE(scan_with(*spec, short_kl_run(false)).empty());

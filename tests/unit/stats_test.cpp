@@ -168,6 +168,9 @@ TEST(ChangePoint, LargestJumpTellsAStepFromACurveThatLevelsOff) {
   EXPECT_GT(step.z, 8);
   EXPECT_NEAR(step.gap, std::log(1.8), 0.15);
   EXPECT_NEAR(step.held, std::log(1.8), 0.2);
+  // In noise sigmas the same gap is smaller than in standard errors: two lines' ends are known better than one point.
+  EXPECT_GT(step.sigmas, 5);
+  EXPECT_LT(step.sigmas, step.z);
   // The curve alone: its steep start is followed by the line before each split, so no gap is wide.
   EXPECT_LT(largest_jump(log_kl_rise(false), 5, 5, 10, 0.02).z, 4);
   // One wild point pulls the right line's start up, but not the median of the points from it on.

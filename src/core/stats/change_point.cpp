@@ -163,7 +163,7 @@ Jump largest_jump(std::span<const double> x, size_t min_before, size_t min_after
     double after = median_in_place(scratch);
     scratch.assign(x.begin() + static_cast<std::ptrdiff_t>(c - std::min(c, min_after)),
                    x.begin() + static_cast<std::ptrdiff_t>(c));
-    best = {c, right - left, z, after - median_in_place(scratch)};
+    best = {c, right - left, z, (right - left) / sigma, after - median_in_place(scratch)};
   }
   return best;
 }

@@ -36,6 +36,7 @@ struct Jump {
   size_t index = 0;  // the first point after the jump
   double gap = 0;    // working units
   double z = 0;      // the gap in standard errors; 0 when no split fits
+  double sigmas = 0; // the gap in noise sigmas (the pooled robust scale of the residuals)
   double held = 0;   // working units
 };
 Jump largest_jump(std::span<const double> x, size_t min_before, size_t min_after, size_t window, double min_scale);
