@@ -128,6 +128,17 @@ bool after_an_operator(std::string_view s, size_t i) {
   return c == '+' || c == '-' || c == '*' || c == '/' || c == '^' || c == '=' || c == '<' || c == '>' || c == '(';
 }
 
+// Where a key=value pair's value that starts at `v` ends: at a separator, or, for a pair in parentheses ("reward=0.125
+// (std=0.333)"), at its ')'.
+size_t value_end(std::string_view s, size_t v, bool in_parentheses) {
+  size_t e = v;
+  while (e < s.size() && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != '|' && s[e] != '\t' &&
+         !(in_parentheses && s[e] == ')')) {
+    ++e;
+  }
+  return e;
+}
+
 // "rewards(c/r)=-0.03/-0.02": one key naming two quantities in parentheses, and their two values. Read as two metrics,
 // the key's base joined to each name as a trainer namespaces them ("rewards/c", "rewards/r"), so neither is lost.
 // `key_end` is where the key's characters end (at the '('); returns the index after the values, 0 when s does not
@@ -147,8 +158,7 @@ size_t pair_of_values(std::string_view s, size_t key_begin, size_t key_end, Flat
     return !n.empty() && std::all_of(n.begin(), n.end(), [](char c) { return is_key_char(c); });
   };
   if (!is_name(first_name) || !is_name(second_name)) return 0;
-  size_t v = close + 2, e = v;
-  while (e < s.size() && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != '|' && s[e] != '\t') ++e;
+  size_t v = close + 2, e = value_end(s, v, false);
   std::string_view values = s.substr(v, e - v);
   size_t split = values.find('/');
   double first = 0, second = 0;
@@ -226,13 +236,9 @@ Match parse_key_values(std::string_view s, FlatRecord& record, const MetricDicti
     if (eq > k) {
       while (v < s.size() && s[v] == ' ') ++v;
     }
-    size_t e = v;
     // "reward=0.125 (std=0.333)": a pair in parentheses ends at its ')'.
     bool qualifier = start > 0 && s[start - 1] == '(';
-    while (e < s.size() && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != '|' && s[e] != '\t' &&
-           !(qualifier && s[e] == ')')) {
-      ++e;
-    }
+    size_t e = value_end(s, v, qualifier);
     double value = 0;
     bool number = eq == k ? parse_measure(s.substr(v, e - v), value) : parse_number(s.substr(v, e - v), value);
     if (number) {

@@ -117,6 +117,7 @@ size_t mean_shift_start(std::span<const double> x, size_t min_segment) {
 namespace {
 // A least-squares line through y[0..m-1] at x = 0..m-1: its value at `at`, the variance factor of that value
 // (variance / sigma^2: 1/m + (at - mean x)^2 / Sxx) and the residuals appended to `residuals`.
+// (stats::linear_fit also tests its slope with Student's t, which is not wanted for every candidate split.)
 double line_value_at(std::span<const double> y, double at, double& variance_factor, std::vector<double>& residuals) {
   const double m = static_cast<double>(y.size()), mean_x = (m - 1) / 2;
   double mean_y = 0;
