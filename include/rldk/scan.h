@@ -66,9 +66,10 @@ struct DetectorSpec {
   // sets it above 0, a finding is one severity lower and its explanation gains the note (a template with
   // {setting_value}).
   std::string eased_by_setting, eased_by_note;
-  // Bound kind: levels that replace the metric's healthy side (the catalog's `levels:`), for a milder fault watched on
-  // the same side (a reward spread at a quarter of its start is saturation; at 5 % there is no signal at all). NaN:
-  // the metric's own levels.
+  // Levels that replace the metric's healthy side (the catalog's `levels:`). A bound detector watches them: a milder
+  // fault on the same side (a reward spread at a quarter of its start is saturation; at 5 % there is no signal at
+  // all). Any other kind's finding is a warning only beyond the warning level (apply_healthy_range): a change whose
+  // own level says more than the metric's range (a clipped fraction climbing to 30 %). NaN: the metric's own levels.
   double level_warning = NAN, level_critical = NAN;
   // Values per metric (steps 1, 2, ...) that must make the detector report a finding, and values that must not.
   std::map<std::string, std::vector<double>> test_fires, test_quiet;

@@ -260,8 +260,8 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
   if (YAML::Node levels = node["levels"]) {
     bool warning = levels.IsMap() && levels["warning"] && parse_value(levels["warning"], d.level_warning);
     bool critical = !levels.IsMap() || !levels["critical"] || parse_value(levels["critical"], d.level_critical);
-    if (d.kind != "bound" || !warning || !critical) {
-      return catalog_error(origin, levels, "levels is for bound detectors: {warning: <number>, critical: <number>}");
+    if (!warning || !critical) {
+      return catalog_error(origin, levels, "levels must be {warning: <number>} or {warning: <number>, critical: <number>}");
     }
   }
   if (d.kind == "bound" && std::isnan(d.level_warning)) {

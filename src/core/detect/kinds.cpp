@@ -106,7 +106,12 @@ void apply_healthy_range(const DetectorSpec& spec, Finding& f) {
   // finding without a level (a KL that rose from 0.001 to 0.016 nats at the run's last points stayed healthy).
   if (spike && f.evidence.count("open_at_end")) spike = false;
   if (spike) reached = baseline->second;
-  const HealthyRange& range = info->healthy;
+  // The detector's own warning level, where the catalog gives one, replaces the metric's range on the side it watches.
+  HealthyRange range = info->healthy;
+  if (!std::isnan(spec.level_warning)) {
+    HealthyRange::Side& side = direction == "down" ? range.below : range.above;
+    side.warning = spec.level_warning;
+  }
   bool inside = false;
   double limit = std::numeric_limits<double>::quiet_NaN();
   if (direction == "up" && range.above.set() && reached <= range.above.warning) inside = true, limit = range.above.warning;
