@@ -266,6 +266,18 @@ TEST(ReadRuns, WandbRunFolderWithoutItsLogIsReadFromItsConsoleCopy) {
   EXPECT_TRUE(has_series(runs->at(0), "train/loss", {1, 2}, {0.5, 0.25}));
 }
 
+TEST(ReadRuns, AFolderWithOnlyANotebookSaysHowToReadIt) {
+  // Notebooks are read when named, not found in a folder: a folder holding only the Colab notebook that ran the
+  // training names it in the error.
+  TempDir dir;
+  dir.write("grpo/train.ipynb", "{\"cells\": [], \"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 5}\n");
+  auto runs = rldk::read_runs(dir.path());
+  ASSERT_FALSE(runs.ok());
+  std::string message = rldk::to_string(runs.error());
+  EXPECT_NE(message.find("name it to read its outputs (" + dir.path("grpo/train.ipynb") + ")"), std::string::npos)
+      << message;
+}
+
 TEST(ReadRuns, DiagnosticsStayWithTheirFile) {
   TempDir dir;
   dir.write("a.jsonl", "{\"step\": 1, \"loss\": 0.5}\n{broken\n");

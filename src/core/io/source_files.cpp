@@ -114,6 +114,7 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
   if (is_mlflow_run_dir(path)) return std::vector<std::string>{path};
 
   std::vector<std::string> files;
+  std::string notebook;  // the first notebook seen, named in the error when nothing else is found
   // trainer_state.json per run root: the top-level copy (-1) or the newest checkpoint-N.
   std::map<std::string, std::pair<long, std::string>> trainer_states;
   fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
@@ -159,16 +160,20 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
       if (better) best = {n, p.string()};
       continue;
     }
+    if (ext == ".ipynb" && notebook.empty()) notebook = p.string();
     if (LOG_EXTENSIONS.count(ext) || is_binary_run_file(name)) files.push_back(p.string());
     else if ((ext == ".db" || ext == ".sqlite") && is_sqlite_file(p.string())) files.push_back(p.string());  // MLflow
   }
   for (auto& [root, choice] : trainer_states) files.push_back(choice.second);
   std::sort(files.begin(), files.end());
   if (files.empty()) {
+    // Notebooks are read only when named (most notebooks in a project folder are not training runs), so a folder
+    // holding only the Colab notebook that ran the training says how to read it.
+    std::string hint = notebook.empty() ? "" : "; it holds a Jupyter notebook: name it to read its outputs (" + notebook + ")";
     return Error{ErrorCode::unrecognized,
                  "no run logs found in this directory (looked for .jsonl, .csv, .tsv, .log, .txt, "
                  "trainer_state.json, also gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B "
-                 "run-*.wandb logs, MLflow mlruns/ run folders and mlflow.db SQLite stores)",
+                 "run-*.wandb logs, MLflow mlruns/ run folders and mlflow.db SQLite stores)" + hint,
                  path};
   }
   return files;
