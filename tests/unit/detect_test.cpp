@@ -191,10 +191,9 @@ TEST(RunScan, ASpikeSaysWhetherItCameBack) {
   EXPECT_NE(low[0].explanation.find("stayed inside the healthy range"), std::string::npos) << low[0].explanation;
 }
 
-// A clipped fraction that climbs from 0.2 % is judged by the level it got to (the median of the run's last fifth)
-// against the detector's own warning level (a quarter cut), not the metric's range (40 %) or its highest batch: a
-// climb to 30 % is a warning, one to 18 % with a single batch at 27 % a note, and a share that held at 25 % from the
-// start no climb at all.
+// A clipped fraction that climbs from 0.2 % is judged against the detector's own warning level (30 % cut), not the
+// metric's range (40 %): a climb to 35 % is a warning, one to 18 % (a batch at 27 % at most) a note, and a share that
+// held at 25 % from the start no climb at all.
 TEST(RunScan, AClimbIsJudgedByItsEndAgainstTheDetectorsOwnLevel) {
   const DetectorSpec* spec = builtin_detector_catalog().find("truncation_rising");
   ASSERT_NE(spec, nullptr);
@@ -202,7 +201,7 @@ TEST(RunScan, AClimbIsJudgedByItsEndAgainstTheDetectorsOwnLevel) {
   auto climb_to = [&](double end) {
     return noisy_levels(n, 11, [&](int i) { return i < 30 ? 0.002 : 0.002 + (end - 0.002) * std::min(1.0, (i - 30) / 50.0); });
   };
-  auto high = scan_with(*spec, one_metric_run("response/clipped_frac", steps_from_1(n), climb_to(0.30)));
+  auto high = scan_with(*spec, one_metric_run("response/clipped_frac", steps_from_1(n), climb_to(0.35)));
   ASSERT_EQ(high.size(), 1u);
   EXPECT_EQ(high[0].severity, Severity::warning) << high[0].explanation;
   EXPECT_NEAR(static_cast<double>(high[0].onset_step), 31, 5);
@@ -211,7 +210,7 @@ TEST(RunScan, AClimbIsJudgedByItsEndAgainstTheDetectorsOwnLevel) {
   auto eased = scan_with(*spec, one_metric_run("response/clipped_frac", steps_from_1(n), low));
   ASSERT_EQ(eased.size(), 1u);
   EXPECT_EQ(eased[0].severity, Severity::info) << eased[0].explanation;
-  EXPECT_NE(eased[0].explanation.find("below 0.25"), std::string::npos) << eased[0].explanation;
+  EXPECT_NE(eased[0].explanation.find("below 0.3"), std::string::npos) << eased[0].explanation;
   std::vector<double> held = noisy_levels(n, 12, [](int) { return 0.25; });
   EXPECT_TRUE(scan_with(*spec, one_metric_run("response/clipped_frac", steps_from_1(n), held)).empty());
 }

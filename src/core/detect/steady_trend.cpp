@@ -11,8 +11,6 @@
 //   - optionally (min_late_share, min_end), a drift that keeps its pace: the move from the middle of the run to its
 //     end at least min_late_share of the whole move, and the end past min_end. A healthy KL rises from 0 and levels
 //     off; a drifting one goes on rising as fast.
-// The level the drift reached (the finding's `reached`, which the healthy-range gate reads) is that end median, not
-// the most extreme point: one batch at 42 % cut in a climb to 30 % is not where the run got to.
 // The onset is where the drift began (stats::ramp_start_levelling over the thinned run: a drift may level off before
 // the run ends), fitted on the metric's own scale (the trend score, made of ranks, is the same on any). A KL is 0
 // where the policy equals its reference, so on a log scale its first points climb by nats (0.007 -> 0.05 in the first
@@ -90,7 +88,7 @@ class SteadyTrend final : public Detector {
       }
       auto steps = series_.steps();
       report(steps[v.onset], last_step_, steps[v.peak], series_.values()[v.peak],
-             {{"start", v.start}, {"end", v.end}, {"reached", v.end}, {"ratio", v.ratio}, {"trend_z", v.z},
+             {{"start", v.start}, {"end", v.end}, {"ratio", v.ratio}, {"trend_z", v.z},
               {"points", static_cast<double>(series_.raw_points())},
               {"alarm_step", static_cast<double>(alarm_step_)}});
     }
