@@ -215,6 +215,29 @@ TEST(RunScan, AClimbIsJudgedByItsEndAgainstTheDetectorsOwnLevel) {
   EXPECT_TRUE(scan_with(*spec, one_metric_run("response/clipped_frac", steps_from_1(n), held)).empty());
 }
 
+// A run of 20 logged points is too short for the streaming flat test (50 reference points, a 50-point window), yet a
+// policy loss that flatlined at its 12th point is plain when the run is seen whole: dated at the first flat point. A
+// run that stays noisy, or one flat from its first point, is not a plateau.
+TEST(FlatKind, AShortRunSeenWholeShowsWhereTheLossFlatlined) {
+  const DetectorSpec* spec = builtin_detector_catalog().find("loss_plateau");
+  ASSERT_NE(spec, nullptr);
+  const int n = 20;
+  std::vector<int64_t> steps;
+  for (int i = 0; i < n; ++i) steps.push_back(10 * (i + 1));
+  std::vector<double> noisy = noisy_levels(n, 21, [](int) { return 0.5; });
+  std::vector<double> flatlined = noisy;
+  for (int i = 11; i < n; ++i) flatlined[i] = 0.4312;
+  auto found = scan_with(*spec, one_metric_run("policy/loss", steps, flatlined));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].onset_step, 120);
+  EXPECT_EQ(found[0].end_step, 200);
+  EXPECT_EQ(found[0].evidence.at("hindsight"), 1);
+  EXPECT_EQ(found[0].evidence.at("window_stddev"), 0);
+  EXPECT_TRUE(scan_with(*spec, one_metric_run("policy/loss", steps, noisy)).empty());
+  std::vector<double> constant(n, 0.0);
+  EXPECT_TRUE(scan_with(*spec, one_metric_run("policy/loss", steps, constant)).empty());
+}
+
 // A mean length pinned at its largest value says every completion was cut, unless the run logs how many were cut:
 // answers that settled at exactly 20 tokens under a cap of 128, with a clipped fraction of 0, were not.
 TEST(CeilingKind, DefersToALoggedClippedFraction) {

@@ -34,7 +34,7 @@ const std::map<std::string, std::vector<std::string>>& parameter_table() {
                       "hindsight_points", "hindsight_z", "hindsight_min_change", "coef_min_relative_change"}},
       {"co_trend", {"reference_points", "window", "proxy_min_sigma", "other_min_relative_change", "other_min_sigma",
                     "min_points"}},
-      {"flat", {"reference_points", "window", "flat_ratio", "min_move_sigma", "min_scale", "min_points"}},
+      {"flat", {"reference_points", "window", "flat_ratio", "min_move_sigma", "min_scale", "min_points", "hindsight_points"}},
       {"heldout_decline", {"proxy_reference_points", "min_evals", "heldout_min_drop_sigma",
                            "proxy_min_rise_sigma", "min_points"}},
       {"zero_variance_groups", {"group_size", "margin", "min_fraction", "fallback_threshold", "min_points"}},

@@ -189,6 +189,12 @@ class CoTrend final : public Detector {
 // noise, while its mean sits at least min_move_sigma reference noises away from the reference mean (0: anywhere).
 // Reference noise is difference_noise of the first reference_points values: a trend during the reference does
 // not inflate it. A metric flat from the start is not an episode.
+//
+// The streaming test needs reference_points + window + min_points points (45 at the least, after scaling to the
+// logging interval); a run of 20-40 logged points whose loss flatlined at its 12th is never judged. With
+// hindsight_points > 0, a run of at most that many points in which the streaming test found nothing is seen whole
+// at its end: the earliest split, with at least HINDSIGHT_SIDE points before it and max(HINDSIGHT_SIDE, min_points)
+// after, where the points after it pass the same test against the noise and mean of the points before it.
 class Flat final : public Detector {
  public:
   explicit Flat(const DetectorSpec& s) : Detector(s) {
@@ -197,18 +203,31 @@ class Flat final : public Detector {
     flat_ratio_ = s.param("flat_ratio", 0.1);
     move_sigma_ = s.param("min_move_sigma", 0.0);
     min_scale_ = s.param("min_scale", 1e-12);
-    sustained_.configure(static_cast<int64_t>(s.param("min_points", 1)), 0);
+    min_points_ = static_cast<size_t>(std::max(1.0, s.param("min_points", 1)));
+    sustained_.configure(static_cast<int64_t>(min_points_), 0);
     sign_ = direction_sign(s);
+    hindsight_points_ = static_cast<size_t>(std::max(0.0, s.param("hindsight_points", 0)));
+    whole_.reserve(hindsight_points_);
   }
   void reset() override {
     finish();
     reference_.clear();
     armed_ = false;
     window_.reset();
+    whole_.clear();
+    whole_too_long_ = false;
   }
   void observe(int64_t step, const double* x) override {
     double v = x[0];
     if (!std::isfinite(v)) return;
+    if (hindsight_points_ > 0 && !whole_too_long_) {
+      whole_too_long_ = whole_.size() == hindsight_points_;
+      if (whole_too_long_) {
+        whole_.clear();
+      } else {
+        whole_.emplace_back(step, v);
+      }
+    }
     if (!armed_) {
       reference_.push_back(v);
       if (reference_.size() == ref_points_) {
@@ -234,6 +253,7 @@ class Flat final : public Detector {
   }
   void finish() override {
     if (sustained_.close()) emit();
+    if (findings_.empty()) judge_whole();
   }
 
  private:
@@ -247,6 +267,43 @@ class Flat final : public Detector {
             {"noise_ratio", window_sd_ / noise_},
             {"first_alarm_step", static_cast<double>(e.onset)}});
   }
+  // A short run seen whole (see the class comment). The episode runs from the split to the last point; its peak is
+  // the point furthest from the flat level.
+  void judge_whole() {
+    size_t n = whole_.size(), tail_min = std::max(HINDSIGHT_SIDE, min_points_);
+    if (whole_too_long_ || n < HINDSIGHT_SIDE + tail_min) return;
+    std::vector<double> head;
+    for (size_t split = HINDSIGHT_SIDE; split + tail_min <= n; ++split) {
+      head.clear();
+      for (size_t i = 0; i < split; ++i) head.push_back(whole_[i].second);
+      double head_mean = stats::mean(head);
+      double noise = difference_noise(head);  // reorders head
+      if (!(noise > min_scale_)) continue;
+      double sum = 0, sum_sq = 0;
+      for (size_t i = split; i < n; ++i) sum += whole_[i].second;
+      double count = static_cast<double>(n - split), tail_mean = sum / count;
+      for (size_t i = split; i < n; ++i) sum_sq += (whole_[i].second - tail_mean) * (whole_[i].second - tail_mean);
+      double sd = std::sqrt(sum_sq / count), move = (tail_mean - head_mean) / noise;
+      if (!(sd < flat_ratio_ * noise && std::fabs(move) >= move_sigma_ && direction_allows(sign_, move))) continue;
+      size_t peak = split;
+      for (size_t i = split; i < n; ++i) {
+        if (std::fabs(whole_[i].second - tail_mean) > std::fabs(whole_[peak].second - tail_mean)) peak = i;
+      }
+      report(whole_[split].first, whole_.back().first, whole_[peak].first, whole_[peak].second,
+             {{"reference_mean", head_mean},
+              {"reference_noise", noise},
+              {"window_mean", tail_mean},
+              {"window_stddev", sd},
+              {"noise_ratio", sd / noise},
+              {"first_alarm_step", static_cast<double>(whole_.back().first)},
+              {"hindsight", 1}});
+      return;
+    }
+  }
+  static constexpr size_t HINDSIGHT_SIDE = 8;
+  size_t min_points_ = 1, hindsight_points_ = 0;
+  std::vector<std::pair<int64_t, double>> whole_;
+  bool whole_too_long_ = false;
   size_t ref_points_;
   std::vector<double> reference_;
   bool armed_ = false;
