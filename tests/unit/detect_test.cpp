@@ -519,6 +519,23 @@ TEST(DetectorCatalog, ErrorsCarryFileLineAndName) {
   ASSERT_FALSE(unknown_setting.ok());
   EXPECT_NE(unknown_setting.error().message.find("unknown setting 'max_len'"), std::string::npos);
   EXPECT_FALSE(setting_input("{a: [setting.max_completion_length]}").ok());
+
+  // `levels` needs a warning level, on any kind: a bound watches it, another kind's finding is a warning only beyond it.
+  auto with_levels = [](const std::string& levels) {
+    return parse_detector_catalog(
+        "detectors:\n  - {id: w, fault: truncation, area: data, severity: warning, kind: steady_trend, title: t,\n"
+        "     metric: [response/clipped_frac], direction: up, levels: " + levels + ",\n"
+        "     params: {min_points: 20, min_z: 4, min_relative_change: 2, min_scale: 0.05, edge_fraction: 0.2,\n"
+        "              capacity: 512, min_late_share: 0, min_end: 0}, explanation: e, fixes: [f],\n"
+        "     test: {fires: {response/clipped_frac: [1]}, quiet: {response/clipped_frac: [0]}}}\n",
+        "l.yaml");
+  };
+  auto steady = with_levels("{warning: 0.3}");
+  ASSERT_TRUE(steady.ok()) << steady.error().message;
+  EXPECT_EQ(steady->detectors.front().level_warning, 0.3);
+  auto no_warning = with_levels("{critical: 0.9}");
+  ASSERT_FALSE(no_warning.ok());
+  EXPECT_NE(no_warning.error().message.find("levels must be {warning: <number>}"), std::string::npos);
 }
 
 TEST(Streaming, RingWindowHalvesAndPrecision) {
