@@ -340,6 +340,32 @@ TEST(CatalogDetectorRule, ASpikeBackInsideTheHealthyRangeIsNoWarningLive) {
   EXPECT_EQ(live(kl_with_spike(0.4)).size(), 1u);
 }
 
+// A clipped fraction climbing from 0.2 % (truncation_rising, live: so_far) is raised live once the points so far show
+// the climb and have passed the detector's own warning level (30 % cut), not before (the scan would call the climb
+// so far a note), and a climb that stays under it is never raised: the scan reports it as a note.
+TEST(CatalogDetectorRule, ARisingShareIsRaisedLiveOncePastTheDetectorsOwnLevel) {
+  auto climb_to = [](double end) {
+    std::vector<double> v;
+    for (int i = 0; i < 100; ++i) {
+      double level = i < 30 ? 0.002 : 0.002 + (end - 0.002) * std::min(1.0, (i - 30) / 50.0);
+      v.push_back(level * (1 + 0.05 * std::sin(i * 1.7)));
+    }
+    return v;
+  };
+  auto live = [](const std::vector<double>& share) {
+    RuleEngine engine(rules_from("rules:\n  - id: rising\n    detector: truncation_rising\n"));
+    return replay_to_end(engine, {{"response/clipped_frac", share}});
+  };
+  std::vector<double> high = climb_to(0.36);
+  auto raised = live(high);
+  ASSERT_EQ(raised.size(), 1u);
+  size_t first_past = 0;
+  while (!(high[first_past] > 0.3)) ++first_past;
+  EXPECT_GE(raised[0].step, static_cast<int64_t>(first_past) + 1);
+  EXPECT_LT(raised[0].step, 100);  // on the points so far, not at the end of the data
+  EXPECT_TRUE(live(climb_to(0.25)).empty());
+}
+
 // The scan reports an entropy rise in a run that trains with an entropy bonus as a note (the bonus pushes entropy up
 // on purpose); live, a run whose log printed entropy_coeff > 0 gets no alert from the same rule, one with a bonus of
 // 0 or none printed does. (verl runs with entropy_coeff 0.001-0.05 warned live while their scans were quiet.)

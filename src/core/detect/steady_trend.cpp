@@ -18,7 +18,8 @@
 // scale that approach is a small step and the drift is the change. The episode runs to the last point.
 // With `live: so_far`, the same test is applied to the points so far, each time they have grown by a sixteenth (a
 // loss running from 2 to -100 by step 170 of 1,000 is a runaway then, not only when the run ends): the alarm comes
-// at the first point where the run, had it ended there, would have been reported; the scan keeps that step as the
+// at the first point where the run, had it ended there, would have been reported (and, with the catalog's own
+// `levels`, reported as a warning: its furthest point past the warning level); the scan keeps that step as the
 // finding's alarm when the whole run is reported too. Only for a drift that is a failure wherever it stops (a loss
 // ten times as far from zero, a preference loss a quarter above its start): memory that climbs through a warm-up
 // and then holds, or a length that doubles in the first steps and settles, pass the test on their first points and
@@ -54,15 +55,17 @@ class SteadyTrend final : public Detector {
   void reset() override {
     finish();
     series_.reset();
+    furthest_ = NaN;
   }
   void observe(int64_t step, const double* x) override {
     if (!std::isfinite(x[0])) return;
     series_.push(step, x[0]);
+    furthest_ = std::isnan(furthest_) ? x[0] : (sign_ < 0 ? std::min(furthest_, x[0]) : std::max(furthest_, x[0]));
     last_step_ = step;
     size_t raw = series_.raw_points();
     if (!live_so_far_ || alarmed_ || raw < std::max(min_points_, next_check_)) return;
     next_check_ = raw + std::max<size_t>(1, raw / LIVE_CHECK_GROWTH);
-    if (judge().found) {
+    if (judge().found && beyond_own_level()) {
       alarmed_ = true;
       alarm_step_ = step;
       alarm(step);
@@ -152,6 +155,12 @@ class SteadyTrend final : public Detector {
     v.z = mk.z;
     return v;
   }
+  // With the catalog's own `levels`, a drift whose furthest point is still inside the warning level would be a note
+  // (apply_healthy_range judges a steady trend by its peak): live, it alarms once the points so far pass the level.
+  bool beyond_own_level() const {
+    if (std::isnan(spec_.level_warning)) return true;
+    return sign_ < 0 ? furthest_ < spec_.level_warning : furthest_ > spec_.level_warning;
+  }
   // Live checks come each time the points so far have grown by this share (1/16).
   static constexpr size_t LIVE_CHECK_GROWTH = 16;
   stats::ThinnedSeries series_;
@@ -161,6 +170,7 @@ class SteadyTrend final : public Detector {
   bool magnitude_ = false, live_so_far_ = false;
   int64_t last_step_ = 0, alarm_step_ = 0;
   bool alarmed_ = false;   // raised live for this segment
+  double furthest_ = NaN;  // the furthest point in the watched direction (the largest for `both`)
   size_t next_check_ = 0;  // the point count of the next live check
 };
 
