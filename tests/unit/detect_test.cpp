@@ -199,7 +199,9 @@ TEST(RunScan, AClimbIsJudgedByItsEndAgainstTheDetectorsOwnLevel) {
   ASSERT_NE(spec, nullptr);
   const int n = 100;
   auto climb_to = [&](double end) {
-    return noisy_levels(n, 11, [&](int i) { return i < 30 ? 0.002 : 0.002 + (end - 0.002) * std::min(1.0, (i - 30) / 50.0); });
+    return noisy_levels(n, 11, [&](int i) {
+      return i < 30 ? 0.002 : 0.002 + (end - 0.002) * std::min(1.0, (i - 30) / 50.0);
+    });
   };
   auto high = scan_with(*spec, one_metric_run("response/clipped_frac", steps_from_1(n), climb_to(0.35)));
   ASSERT_EQ(high.size(), 1u);
@@ -520,7 +522,8 @@ TEST(DetectorCatalog, ErrorsCarryFileLineAndName) {
   EXPECT_NE(unknown_setting.error().message.find("unknown setting 'max_len'"), std::string::npos);
   EXPECT_FALSE(setting_input("{a: [setting.max_completion_length]}").ok());
 
-  // `levels` needs a warning level, on any kind: a bound watches it, another kind's finding is a warning only beyond it.
+  // `levels` needs a warning level, on any kind: a bound watches it, another kind's finding is a warning only beyond
+  // it.
   auto with_levels = [](const std::string& levels) {
     return parse_detector_catalog(
         "detectors:\n  - {id: w, fault: truncation, area: data, severity: warning, kind: steady_trend, title: t,\n"

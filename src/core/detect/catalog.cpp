@@ -261,7 +261,8 @@ Result<DetectorSpec> parse_detector(const std::string& origin, const YAML::Node&
     bool warning = levels.IsMap() && levels["warning"] && parse_value(levels["warning"], d.level_warning);
     bool critical = !levels.IsMap() || !levels["critical"] || parse_value(levels["critical"], d.level_critical);
     if (!warning || !critical) {
-      return catalog_error(origin, levels, "levels must be {warning: <number>} or {warning: <number>, critical: <number>}");
+      return catalog_error(origin, levels,
+                           "levels must be {warning: <number>} or {warning: <number>, critical: <number>}");
     }
   }
   if (d.kind == "bound" && std::isnan(d.level_warning)) {

@@ -169,7 +169,8 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
   if (files.empty()) {
     // Notebooks are read only when named (most notebooks in a project folder are not training runs), so a folder
     // holding only the Colab notebook that ran the training says how to read it.
-    std::string hint = notebook.empty() ? "" : "; it holds a Jupyter notebook: name it to read its outputs (" + notebook + ")";
+    std::string hint =
+        notebook.empty() ? "" : "; it holds a Jupyter notebook: name it to read its outputs (" + notebook + ")";
     return Error{ErrorCode::unrecognized,
                  "no run logs found in this directory (looked for .jsonl, .csv, .tsv, .log, .txt, "
                  "trainer_state.json, also gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B "
