@@ -278,6 +278,20 @@ TEST(ReadRuns, AFolderWithOnlyANotebookSaysHowToReadIt) {
       << message;
 }
 
+TEST(ReadRuns, AJsonDumpNamedLikeALogIsFoundInAFolder) {
+  // Training scripts dump their step records as JSON (training_log.json, dpo_history.json): a folder scan finds them
+  // by name. A .json file whose name says settings is not a run, even with numbers in it.
+  TempDir dir;
+  dir.write("grpo/training_log.json", "[{\"step\": 1, \"loss\": 0.5}, {\"step\": 2, \"loss\": 0.25}]\n");
+  dir.write("grpo/logging_config.json", "{\"version\": 1, \"step\": 1, \"loss\": 9}\n");
+  dir.write("grpo/adapter_config.json", "{\"r\": 16, \"lora_alpha\": 32}\n");
+  auto runs = rldk::read_runs(dir.path());
+  ASSERT_TRUE(runs.ok()) << rldk::to_string(runs.error());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(runs->at(0).source.path, dir.path("grpo/training_log.json"));
+  EXPECT_TRUE(has_series(runs->at(0), "train/loss", {1, 2}, {0.5, 0.25}));
+}
+
 TEST(ReadRuns, DiagnosticsStayWithTheirFile) {
   TempDir dir;
   dir.write("a.jsonl", "{\"step\": 1, \"loss\": 0.5}\n{broken\n");

@@ -3,6 +3,7 @@
 #include "io/mlflow_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -17,6 +18,21 @@ const std::set<std::string> LOG_EXTENSIONS = {".jsonl", ".ndjson", ".csv", ".tsv
 const std::set<std::string> GENERIC_STEMS = {"trainer_state", "metrics", "progress", "events", "log", "logs",
                                              "train", "training", "output", "stdout", "stderr", "console",
                                              "history", "run", "debug", "scalars"};
+
+// A JSON document a training script dumped its step records into, found in a folder by its name: training_log,
+// dpo_history, step_stat_history, trajectory, metrics (real runs commit such dumps beside their code). Other .json
+// files in a project folder are settings (config.json, tokenizer.json, logging_config.json) whose numbers would read
+// as a one-step run, so a name that says settings is left out.
+bool is_json_log_name(std::string stem) {
+  std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (std::string_view settings : {"config", "setting", "tokenizer", "vocab", "index", "manifest"}) {
+    if (stem.find(settings) != std::string::npos) return false;
+  }
+  for (std::string_view log : {"log", "history", "metric", "trajectory", "stats"}) {
+    if (stem.find(log) != std::string::npos) return true;
+  }
+  return false;
+}
 
 // "a/b/run1.jsonl.gz" -> ("run1", ".jsonl")
 std::pair<std::string, std::string> stem_and_extension(const fs::path& p) {
@@ -161,7 +177,9 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
       continue;
     }
     if (ext == ".ipynb" && notebook.empty()) notebook = p.string();
-    if (LOG_EXTENSIONS.count(ext) || is_binary_run_file(name)) files.push_back(p.string());
+    if (LOG_EXTENSIONS.count(ext) || is_binary_run_file(name) || (ext == ".json" && is_json_log_name(stem))) {
+      files.push_back(p.string());
+    }
     else if ((ext == ".db" || ext == ".sqlite") && is_sqlite_file(p.string())) files.push_back(p.string());  // MLflow
   }
   for (auto& [root, choice] : trainer_states) files.push_back(choice.second);
@@ -173,8 +191,9 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
         notebook.empty() ? "" : "; it holds a Jupyter notebook: name it to read its outputs (" + notebook + ")";
     return Error{ErrorCode::unrecognized,
                  "no run logs found in this directory (looked for .jsonl, .csv, .tsv, .log, .txt, "
-                 "trainer_state.json, also gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B "
-                 "run-*.wandb logs, MLflow mlruns/ run folders and mlflow.db SQLite stores)" + hint,
+                 "trainer_state.json, .json files named *log*, *history*, *metric*, *stats* or *trajectory*, also "
+                 "gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B run-*.wandb logs, MLflow mlruns/ "
+                 "run folders and mlflow.db SQLite stores)" + hint,
                  path};
   }
   return files;
