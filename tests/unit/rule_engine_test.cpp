@@ -610,6 +610,20 @@ TEST_P(PresetRules, FiresOnItsTestAndStaysQuietOnTheOther) {
 INSTANTIATE_TEST_SUITE_P(All, PresetRules, ::testing::ValuesIn(all_preset_rules()),
                          [](const auto& info) { return info.param.id; });
 
+// Accuracy counts tied rewards as wrong: a slow healthy DPO run whose margins hover just above 0 sits at 0.3 for
+// hundreds of steps. Where the margin is logged, it judges a policy that prefers the rejected answers.
+TEST(Presets, AccuracyBelowChanceDefersToALoggedMargin) {
+  auto preset = load_preset("dpo_basic");
+  ASSERT_TRUE(preset.ok());
+  const Rule* r = preset->find("dpo_accuracy_below_chance");
+  ASSERT_NE(r, nullptr);
+  std::map<std::string, std::vector<double>> series = r->test_fires;
+  ASSERT_EQ(replay(*r, series), 1u);
+  std::vector<double>& accuracy = series.at("pref/reward_accuracy");
+  series["pref/reward_margin"].assign(accuracy.size(), 0.004);
+  EXPECT_EQ(replay(*r, series), 0u);
+}
+
 TEST(Presets, AllLoadWithoutWarnings) {
   auto names = preset_names();
   EXPECT_EQ(names, (std::vector<std::string>{"dpo_basic", "grpo_safe", "grpo_strict", "kl_drift", "length_bias", "memory_leak",

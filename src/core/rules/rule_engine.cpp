@@ -302,10 +302,13 @@ struct RuleEngine::State {
     if (static_cast<int>(w.window.size()) < rule.window_size) return;
     if (e.step - w.first_step + 1 < rule.grace_steps && !beyond_critical(s.healthy, e.value)) return;
     if (w.fired && e.step <= w.last_fire_step + rule.cooldown_steps) return;
-    // A metric the condition reads that was not logged at this step: the rule cannot judge this step.
+    // A metric the condition reads that the run logs, but not at this step: the rule cannot judge this step. One the
+    // run has not logged at all is missing to the condition (has() is false, comparisons with it are false), so a
+    // rule can say what to do for trainers that do not log it.
     for (const auto& name : referenced[r]) {
       const Series* other = find_series(run, name);
-      if (other == nullptr || !other->seen || other->step != e.step) {
+      if (other == nullptr || !other->seen) continue;
+      if (other->step != e.step) {
         ++errors;
         return;
       }
