@@ -134,6 +134,42 @@ TEST(ReadRuns, LargeCompressedFilesAreReadCompletely) {
   }
 }
 
+// UTF-16 with a byte-order mark, as Windows PowerShell's `>` redirect writes a trainer's console: UTF-8 to every
+// reader, little- and big-endian, compressed or not, over reads that split a code unit or a surrogate pair.
+std::string utf16(const std::string& ascii, bool big_endian, const std::string& suffix_units = "") {
+  std::string out = big_endian ? std::string("\xFE\xFF") : std::string("\xFF\xFE");
+  for (char c : ascii) out += big_endian ? std::string{'\0', c} : std::string{c, '\0'};
+  return out + suffix_units;
+}
+
+TEST(ReadRuns, Utf16TextIsReadAsUtf8) {
+  TempDir dir;
+  std::string console;
+  for (int i = 1; i <= 40000; ++i) {  // about 2 MiB of UTF-16: reads split code units across chunks
+    console += "{'loss': " + std::to_string(1.0 / i) + ", 'kl': 0.01, 'epoch': " + std::to_string(i) + "}\n";
+  }
+  for (bool big_endian : {false, true}) {
+    // U+1F600 as a surrogate pair, then a line break, at the end: a 4-byte UTF-8 character in the last line.
+    std::string smile = big_endian ? std::string("\xD8\x3D\xDE\x00\x00\x0A", 6)
+                                   : std::string("\x3D\xD8\x00\xDE\x0A\x00", 6);
+    std::string bytes = utf16(console, big_endian, smile);
+    for (const auto& [name, data] : {std::pair<std::string, std::string>{"ps.log", bytes},
+                                     std::pair<std::string, std::string>{"ps.log.gz", gzip_bytes(dir, bytes)}}) {
+      auto runs = rldk::read_runs(dir.write(name, data));
+      ASSERT_TRUE(runs.ok()) << name << ": " << rldk::to_string(runs.error());
+      const rldk::Series* loss = runs->front().find("train/loss");
+      ASSERT_NE(loss, nullptr) << name;
+      EXPECT_EQ(loss->size(), 40000u) << name << (big_endian ? " big-endian" : "");
+      EXPECT_DOUBLE_EQ(loss->values.back(), std::stod(std::to_string(1.0 / 40000))) << name;
+    }
+  }
+  // An unpaired surrogate and a last odd byte are replaced, not fatal.
+  auto runs = rldk::read_runs(dir.write("odd.jsonl", utf16("{\"step\": 1, \"loss\": 0.5}\n", false,
+                                                           std::string("\x00\xDC\x0A\x00\x41", 5))));
+  ASSERT_TRUE(runs.ok()) << rldk::to_string(runs.error());
+  EXPECT_TRUE(has_series(runs->front(), "train/loss", {1}, {0.5}));
+}
+
 TEST(ReadRuns, ConcatenatedGzipMembersAreOneStream) {
   TempDir dir;
   std::string path = dir.write("cat.jsonl.gz", gzip_bytes(dir, "{\"step\": 1, \"loss\": 0.5}\n") +

@@ -162,6 +162,28 @@ TEST(StreamReader, ByteOrderMarkIsSkipped) {
   EXPECT_TRUE(has_series(only_run(out), "train/loss", {1}, {0.5}));
 }
 
+// A followed UTF-16 file (Windows PowerShell's `>` redirect) or stream arrives a byte at a time: the mark is found in
+// its first two bytes and every later chunk is transcoded, with code units split across chunks.
+TEST(StreamReader, Utf16ArrivingAByteAtATimeIsRead) {
+  std::string utf8 = "{'loss': 0.5, 'kl': 0.01, 'epoch': 1}\n{'loss': 0.4, 'kl': 0.02, 'epoch': 2}\n";
+  for (bool big_endian : {false, true}) {
+    std::string bytes = big_endian ? "\xFE\xFF" : "\xFF\xFE";
+    for (char c : utf8) bytes += big_endian ? std::string{'\0', c} : std::string{c, '\0'};
+    rldk::ReadOptions options;
+    options.run_id = "r";
+    options.live = true;
+    rldk::RunBuilder builder;
+    rldk::Diagnostics diagnostics;
+    rldk::StreamReader reader(rldk::SourceInfo{"train.log", "", ""}, options, builder, diagnostics);
+    for (char c : bytes) reader.feed(std::string_view(&c, 1));
+    reader.finish();
+    EXPECT_FALSE(reader.binary());
+    auto runs = builder.take();
+    ASSERT_EQ(runs.size(), 1u) << big_endian;
+    EXPECT_TRUE(has_series(runs[0], "train/loss", {1, 2}, {0.5, 0.4})) << big_endian;
+  }
+}
+
 TEST(StreamReader, LastLineWithoutNewlineIsReadAtFinish) {
   rldk::ReadOptions options;
   options.run_id = "r";

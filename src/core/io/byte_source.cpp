@@ -1,14 +1,20 @@
 #include "io/byte_source.h"
 
+#include "io/utf16.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace rldk::io {
@@ -218,6 +224,83 @@ class ZstdSource final : public ByteSource {
   std::string problem_;
 };
 
+// Replays bytes already read from a source (while looking for a byte-order mark), then reads on from it.
+class PrefixedSource final : public ByteSource {
+ public:
+  PrefixedSource(std::string head, std::unique_ptr<ByteSource> inner) : head_(std::move(head)), inner_(std::move(inner)) {}
+  size_t read(char* buffer, size_t capacity) override {
+    if (pos_ < head_.size()) {
+      size_t n = std::min(capacity, head_.size() - pos_);
+      std::memcpy(buffer, head_.data() + pos_, n);
+      pos_ += n;
+      return n;
+    }
+    return inner_->read(buffer, capacity);
+  }
+  std::string problem() const override { return inner_->problem(); }
+  std::string compression() const override { return inner_->compression(); }
+
+ private:
+  std::string head_;
+  size_t pos_ = 0;
+  std::unique_ptr<ByteSource> inner_;
+};
+
+// Text saved as UTF-16 with a byte-order mark, read as UTF-8 (io/utf16.h).
+class Utf16Source final : public ByteSource {
+ public:
+  Utf16Source(std::unique_ptr<ByteSource> inner, bool big_endian) : inner_(std::move(inner)), decoder_(big_endian) {}
+  size_t read(char* buffer, size_t capacity) override {
+    size_t out = 0;
+    while (out < capacity) {
+      if (pos_ < decoded_.size()) {
+        size_t n = std::min(capacity - out, decoded_.size() - pos_);
+        std::memcpy(buffer + out, decoded_.data() + pos_, n);
+        pos_ += n;
+        out += n;
+        continue;
+      }
+      decoded_.clear();
+      pos_ = 0;
+      if (ended_) break;
+      raw_.resize(RAW_CHUNK);
+      size_t n = inner_->read(raw_.data(), raw_.size());
+      if (n == 0) {
+        ended_ = true;
+        decoder_.finish(decoded_);
+      } else {
+        decoder_.decode(std::string_view(raw_.data(), n), decoded_);
+      }
+    }
+    return out;
+  }
+  std::string problem() const override { return inner_->problem(); }
+  std::string compression() const override { return inner_->compression(); }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  Utf16Decoder decoder_;
+  std::string raw_, decoded_;
+  size_t pos_ = 0;
+  bool ended_ = false;
+};
+
+// A UTF-16 byte-order mark at the start of the (decompressed) data: transcoded to UTF-8 from there on.
+std::unique_ptr<ByteSource> decode_utf16(std::unique_ptr<ByteSource> source) {
+  std::string head(2, '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    size_t n = source->read(head.data() + got, head.size() - got);
+    if (n == 0) break;
+    got += n;
+  }
+  head.resize(got);
+  if (std::optional<bool> big_endian = utf16_byte_order(head)) {
+    return std::make_unique<Utf16Source>(std::move(source), *big_endian);
+  }
+  return std::make_unique<PrefixedSource>(std::move(head), std::move(source));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
@@ -258,9 +341,12 @@ Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
   }
   head.resize(got);
   const auto* b = reinterpret_cast<const unsigned char*>(head.data());
-  if (got >= 2 && b[0] == 0x1f && b[1] == 0x8b) return {std::make_unique<GzipSource>(std::move(fd), head)};
+  if (got >= 2 && b[0] == 0x1f && b[1] == 0x8b) return {decode_utf16(std::make_unique<GzipSource>(std::move(fd), head))};
   if (got >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) {
-    return {std::make_unique<ZstdSource>(std::move(fd), head)};
+    return {decode_utf16(std::make_unique<ZstdSource>(std::move(fd), head))};
+  }
+  if (std::optional<bool> big_endian = utf16_byte_order(head)) {
+    return {std::make_unique<Utf16Source>(std::make_unique<PlainSource>(std::move(fd), head.substr(2)), *big_endian)};
   }
   return {std::make_unique<PlainSource>(std::move(fd), head)};
 }

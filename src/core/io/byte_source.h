@@ -1,5 +1,6 @@
 // Byte sources: a file or stdin, transparently decompressed (gzip, zstd) by looking at the magic bytes, not the
-// file name. Reads are chunked so memory does not depend on file size.
+// file name, and UTF-16 text with a byte-order mark transcoded to UTF-8. Reads are chunked so memory does not depend
+// on file size.
 #pragma once
 
 #include <cstddef>

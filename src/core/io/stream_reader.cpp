@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "io/line_format.h"
 #include "io/point_emitter.h"
 #include "io/record_format.h"
 #include "io/records.h"
+#include "io/utf16.h"
 #include "rldk/reader.h"
 
 namespace rldk {
@@ -40,6 +42,25 @@ class StreamReaderImpl {
   }
 
   void feed(std::string_view bytes) {
+    // A followed file or a stream written as UTF-16 (a file read by path was transcoded by its byte source already):
+    // decided on the first two bytes, which may arrive one at a time.
+    if (!records_ && !byte_order_known_) {
+      size_t take = std::min(bytes.size(), 2 - mark_.size());
+      mark_.append(bytes.substr(0, take));
+      bytes.remove_prefix(take);
+      if (mark_.size() < 2) return;
+      end_byte_order();
+    }
+    if (utf16_) {
+      decoded_.clear();
+      utf16_->decode(bytes, decoded_);
+      feed_text(decoded_);
+      return;
+    }
+    feed_text(bytes);
+  }
+
+  void feed_text(std::string_view bytes) {
     if (records_) {
       records_->feed(bytes);
       return;
@@ -60,6 +81,12 @@ class StreamReaderImpl {
   }
 
   void finish() {
+    if (!records_ && !byte_order_known_) end_byte_order();
+    if (utf16_) {
+      decoded_.clear();
+      utf16_->finish(decoded_);
+      feed_text(decoded_);
+    }
     if (!sniffed_) end_sniffing();
     if (records_) {
       records_->finish();
@@ -86,6 +113,18 @@ class StreamReaderImpl {
     format_ = format;
     emitter_.set_format(format_name(format_));
     records_ = format == Format::tensorboard ? io::make_tensorboard_format(context_) : io::make_wandb_format(context_);
+  }
+
+  // A UTF-16 byte-order mark starts transcoding; other first bytes are replayed as they came.
+  void end_byte_order() {
+    byte_order_known_ = true;
+    std::string mark = std::move(mark_);
+    mark_.clear();
+    if (std::optional<bool> big_endian = io::utf16_byte_order(mark)) {
+      utf16_.emplace(*big_endian);
+    } else {
+      feed_text(mark);
+    }
   }
 
   // Decides between a binary format and text from the bytes collected so far, then replays them.
@@ -197,6 +236,10 @@ class StreamReaderImpl {
   std::unique_ptr<io::RecordFormat> records_;
   bool sniffed_ = false;  // the binary-or-text decision is made
   std::string head_;      // the first bytes, held until that decision
+  bool byte_order_known_ = false;
+  std::string mark_;                      // the first bytes, until a UTF-16 byte-order mark is ruled in or out
+  std::optional<io::Utf16Decoder> utf16_;
+  std::string decoded_;
   Format format_ = Format::unknown;
   std::string pending_;
   bool skipping_ = false;
