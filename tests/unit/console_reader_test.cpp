@@ -1015,6 +1015,23 @@ TEST(ConsoleVerl, StepLinesWithNumpyWrappersAndRayPrefixes) {
   EXPECT_EQ(run.raw_to_canonical.at("critic/score/mean"), "reward/mean");
 }
 
+// What a launcher or a logger puts before verl's record is not part of it: a Slurm task label (srun --label), a
+// logging prefix, a rank tag, before or around Ray's worker prefix.
+TEST(ConsoleVerl, StepLinesAfterALauncherOrLoggerPrefix) {
+  ReadOutput out = read_text(
+      "0: (TaskRunner pid=3511) step:1 - actor/entropy:0.6 - critic/score/mean:0.1\n"
+      "2025-03-01 10:00:00,123 - INFO - step:2 - actor/entropy:0.5 - critic/score/mean:0.2\n"
+      "[rank0]: step:3 - actor/entropy:0.4 - critic/score/mean:0.3\n"
+      "footstep:4 - actor/entropy:9 - critic/score/mean:9\n",
+      "slurm-1.out");
+  EXPECT_EQ(out.format, rldk::Format::console);
+  const rldk::Run& run = only_run(out);
+  expect_all(run, {
+                      {"policy/entropy", {1, 2, 3}, {0.6, 0.5, 0.4}},
+                      {"reward/mean", {1, 2, 3}, {0.1, 0.2, 0.3}},
+                  });
+}
+
 TEST(ConsoleKeyValue, GenericKeyValueLines) {
   ReadOutput out = read_text(KEY_VALUE_CONSOLE, "train.txt");
   EXPECT_EQ(out.format, rldk::Format::console);

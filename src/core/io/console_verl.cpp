@@ -2,9 +2,27 @@
 #include "io/console_shapes.h"
 
 namespace rldk::io::console {
+namespace {
+
+// Where the record starts: at a "step:N - " token that begins the line or follows a blank. What a launcher or a
+// logger put before it is not part of it: a Slurm task label ("0: ", srun --label), a logging prefix
+// ("2025-03-01 10:00:00,123 - INFO - "), a rank tag ("[rank0]: ").
+size_t record_start(std::string_view s) {
+  for (size_t p = s.find("step:"); p != std::string_view::npos; p = s.find("step:", p + 1)) {
+    if (p > 0 && s[p - 1] != ' ' && s[p - 1] != '\t') continue;
+    size_t digits = p + 5;
+    while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
+    if (digits > p + 5 && s.substr(digits, 3) == " - ") return p;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
 
 Match parse_verl(std::string_view s, FlatRecord& record) {
-  if (!starts_with(s, "step:")) return {};
+  size_t start = record_start(s);
+  if (start == std::string_view::npos) return {};
+  s.remove_prefix(start);
   record.clear();
   size_t pos = 0;
   while (pos < s.size()) {
