@@ -1032,6 +1032,21 @@ TEST(ConsoleVerl, StepLinesAfterALauncherOrLoggerPrefix) {
                   });
 }
 
+// A launcher's prefix on every line (torchrun --tee, Open MPI --tag-output, srun --label) is not the program's: the
+// lines read as they would without it. A number that changes from line to line is the program's own step.
+TEST(ConsoleLauncher, PrefixesOfTorchrunMpiAndSlurmAreNotPartOfTheLine) {
+  for (std::string prefix : {"[default0]:", "[1,0]<stdout>:", "0: "}) {
+    ReadOutput out = read_text(prefix + "Starting training\n" + prefix + "grpo_loss is 0.5 and kl is 0.01\n" + prefix +
+                                   "grpo_loss is 0.4 and kl is 0.02\n" + prefix + "grpo_loss is 0.3 and kl is 0.03\n",
+                               "train.log");
+    ASSERT_EQ(out.runs.size(), 1u) << prefix;
+    EXPECT_TRUE(has_series(out.runs[0], "policy/kl", {1, 2, 3}, {0.01, 0.02, 0.03})) << prefix << ": " << out.detail;
+  }
+  ReadOutput out = read_text("10: loss=0.5 kl=0.1\n20: loss=0.4 kl=0.2\n30: loss=0.3 kl=0.3\n", "train.log");
+  ASSERT_EQ(out.runs.size(), 1u);
+  EXPECT_EQ(out.runs[0].find("train/loss") != nullptr ? out.runs[0].find("train/loss")->size() : 0u, 3u) << out.detail;
+}
+
 TEST(ConsoleKeyValue, GenericKeyValueLines) {
   ReadOutput out = read_text(KEY_VALUE_CONSOLE, "train.txt");
   EXPECT_EQ(out.format, rldk::Format::console);
