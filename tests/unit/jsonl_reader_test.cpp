@@ -89,6 +89,32 @@ TEST(JsonlLongForm, MalformedLinesAreDiagnosedWithKindAndLine) {
 // A hand-written loop's json.dumps writes None as null: on a field the dictionary does not know, a null is no value,
 // never a NaN (an episode's turns_to_failure when nothing failed read as 180 non-finite values). On a known metric a
 // null after its first number stays a NaN (how orjson writes one), as above.
+TEST(JsonlWide, ObjectsWrittenBackToBackOnOneLineAreEachARecord) {
+  // A logger that forgot its "\n": the whole run on one line, read in order (each object past the first is parsed
+  // from a window that grows, including one longer than the window first tried), then a malformed object reported
+  // at its column on the line.
+  std::string line;
+  for (int step = 1; step <= 3000; ++step) {
+    std::string note = step == 2000 ? std::string(20000, 'n') : "";
+    line += "{\"step\": " + std::to_string(step) + ", \"loss\": " + std::to_string(step) + ".5, \"note\": \"" + note +
+            "\"}";
+  }
+  size_t broken = line.size();  // the blank before the malformed object; its "oops" is 16 characters on
+  line += " {\"step\": 3001, oops}\n{\"step\": 3002, \"loss\": 1}\n";
+  ReadOutput out = read_text(line, "metrics.jsonl");
+  const rldk::Run& run = only_run(out);
+  const rldk::Series* loss = run.find("train/loss");
+  ASSERT_NE(loss, nullptr);
+  ASSERT_EQ(loss->size(), 3001u);
+  EXPECT_EQ(loss->steps[1999], 2000);
+  EXPECT_EQ(loss->values[2999], 3000.5);
+  EXPECT_EQ(loss->steps.back(), 3002);
+  ASSERT_EQ(count_of(out.diagnostics, "malformed_json"), 1u);
+  EXPECT_EQ(lines_of(out.diagnostics, "malformed_json"), std::vector<uint64_t>{1});
+  EXPECT_NE(out.diagnostics.examples()[0].message.find("column " + std::to_string(broken + 17)), std::string::npos)
+      << out.diagnostics.examples()[0].message;
+}
+
 TEST(JsonlWide, NullOnAnUnknownFieldIsNoValue) {
   ReadOutput out = read_text(R"({"step": 1, "reward": 0.5, "turns_to_failure": null}
 {"step": 2, "reward": 0.7, "turns_to_failure": 3}

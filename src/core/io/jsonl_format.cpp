@@ -1,5 +1,6 @@
 // JSON Lines: long-form events, wide records and verl's file logger, decided per line (files mix them rarely, but
 // deciding per line costs nothing and never misreads a file whose first line is unusual).
+#include <algorithm>
 #include <array>
 
 #include "io/line_format.h"
@@ -11,14 +12,50 @@ class JsonlFormat final : public LineFormat {
  public:
   explicit JsonlFormat(ReadContext& context) : context_(context), records_(context) {}
 
+  // Objects written back to back on one line ({"step": 1, ...}{"step": 2, ...}: a logger that forgot its "\n", two
+  // writers appending to one file) are one record each, in order. After the first, each is parsed from a window a
+  // few times the size of the one before (doubled when it ends inside an object), so a whole run written as one
+  // line is read in time proportional to its length, not copied once per record.
   void line(std::string_view text, uint64_t number) override {
     if (is_blank(text)) return;
-    ParseError error;
-    if (!parse_flat_object(text, record_, error)) {
-      context_.diagnose("malformed_json", number,
-                        "malformed JSON at column " + std::to_string(error.offset + 1) + ": " + error.message);
-      return;
+    size_t consumed = 0, window = text.size();
+    for (;;) {
+      std::string_view piece = text.substr(0, window);
+      bool cut = piece.size() < text.size();
+      ParseError error;
+      bool ok = parse_flat_object(piece, record_, error);
+      if (!ok && !error.trailing_text && cut) {
+        window *= 2;
+        continue;
+      }
+      size_t end = ok ? piece.size() : error.offset;
+      if (!ok && !(error.trailing_text && text[end] == '{')) {
+        context_.diagnose("malformed_json", number,
+                          "malformed JSON at column " + std::to_string(consumed + error.offset + 1) + ": " +
+                              error.message);
+        return;
+      }
+      record(number);
+      if (ok && !cut) return;
+      text.remove_prefix(end);
+      consumed += end;
+      if (is_blank(text)) return;
+      window = std::max<size_t>(4 * end, MIN_WINDOW);
     }
+  }
+
+  std::string detail() const override {
+    std::string out;
+    for (size_t kind = 0; kind < kinds_.size(); ++kind) {
+      if (kinds_[kind] > 0) out += (out.empty() ? "" : ", ") + std::string(KIND_NAMES[kind]);
+    }
+    return "jsonl (" + (out.empty() ? std::string("no records") : out) + ")";
+  }
+
+ private:
+  static constexpr size_t MIN_WINDOW = 4096;
+
+  void record(uint64_t number) {
     if (records_.long_form_if_event(record_, number)) {
       ++kinds_[LONG_FORM];
     } else if (records_.is_verl(record_)) {
@@ -38,15 +75,6 @@ class JsonlFormat final : public LineFormat {
     }
   }
 
-  std::string detail() const override {
-    std::string out;
-    for (size_t kind = 0; kind < kinds_.size(); ++kind) {
-      if (kinds_[kind] > 0) out += (out.empty() ? "" : ", ") + std::string(KIND_NAMES[kind]);
-    }
-    return "jsonl (" + (out.empty() ? std::string("no records") : out) + ")";
-  }
-
- private:
   // Counted per line, so plain counters rather than a map keyed by name. Listed in detail() in this (alphabetical)
   // order.
   enum Kind : size_t { LONG_FORM, VERL, WIDE };
