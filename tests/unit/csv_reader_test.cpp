@@ -91,6 +91,25 @@ TEST(Csv, WithoutStepColumnRowsAreNumbered) {
   EXPECT_TRUE(has_series(only_run(out), "train/loss", {0, 1}, {0.5, 0.4}));
 }
 
+TEST(Csv, PandasRowIndexIsNotAMetric) {
+  for (std::string index : {"", "Unnamed: 0"}) {
+    ReadOutput out = read_text(index + ",step,loss\n0,1,0.5\n1,2,0.4\n", "metrics.csv");
+    const rldk::Run& run = only_run(out);
+    EXPECT_TRUE(has_series(run, "train/loss", {1, 2}, {0.5, 0.4})) << index;
+    EXPECT_EQ(run.series.size(), 1u) << names_of(run);
+  }
+}
+
+TEST(Csv, SemicolonSeparatedWithDecimalCommas) {
+  // A spreadsheet saved in a locale whose decimal mark is a comma.
+  ReadOutput out = read_text("step;loss;kl;phase\n1;0,5;1e-3;warm,up\n2;0,25;0,002;main\n", "metrics.csv");
+  EXPECT_EQ(out.detail, "csv (';'-separated)");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 2}, {0.5, 0.25}));
+  EXPECT_TRUE(has_series(run, "policy/kl", {1, 2}, {0.001, 0.002}));
+  EXPECT_EQ(run.series.size(), 2u) << names_of(run);
+}
+
 TEST(Csv, StableBaselinesProgress) {
   ReadOutput out = read_text(
       "time/total_timesteps,rollout/ep_rew_mean,time/fps\n2048,1.50,900\n4096,3.00,905\n", "progress.csv");

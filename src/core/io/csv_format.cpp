@@ -22,6 +22,12 @@ class CsvFormat final : public LineFormat {
   void line(std::string_view text, uint64_t number) override {
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     if (text.empty()) return;
+    // A spreadsheet saved in a locale whose decimal mark is a comma separates cells with ';' ("step;loss" then
+    // "1;0,5"): decided on the header, which then has no comma.
+    if (header_.empty() && delimiter_ == ',' && text.find(',') == std::string_view::npos &&
+        text.find(';') != std::string_view::npos) {
+      delimiter_ = ';';
+    }
     if (!split(text, number)) return;
     if (header_.empty() || looks_like_header()) {
       if (!header_.empty()) ++header_changes_;
@@ -43,13 +49,15 @@ class CsvFormat final : public LineFormat {
     for (size_t i = 0; i < std::min(cells_.size(), header_.size()); ++i) {
       std::string_view cell = trim(cells_[i]);
       if (cell.empty()) continue;  // sparse rows: a missing value, not a NaN
+      if (is_row_index(header_[i])) continue;
+      if (delimiter_ == ';') cell = with_decimal_point(cell);
       add_field(header_[i], cell);
     }
     if (records_.wide(record_, number, row_index_)) ++row_index_;
   }
 
   std::string detail() const override {
-    std::string out = delimiter_ == '\t' ? "tsv" : "csv";
+    std::string out = delimiter_ == '\t' ? "tsv" : delimiter_ == ';' ? "csv (';'-separated)" : "csv";
     if (!chart_runs_.empty()) {
       out += " (W&B chart export: " + std::to_string(chart_runs_.size()) +
              (chart_runs_.size() == 1 ? " run)" : " runs)");
@@ -170,6 +178,20 @@ class CsvFormat final : public LineFormat {
     record_.fields.push_back(f);
   }
 
+  // pandas' DataFrame.to_csv writes the row index as a first column with no name (read back and written again, as
+  // "Unnamed: 0"): row numbers, not a metric.
+  static bool is_row_index(std::string_view name) { return name.empty() || name.starts_with("Unnamed: "); }
+
+  // "0,5" in a ';'-separated file is 0.5; other cells are left as they are.
+  std::string_view with_decimal_point(std::string_view cell) {
+    size_t comma = cell.find(',');
+    if (comma == std::string_view::npos || cell.find(',', comma + 1) != std::string_view::npos) return cell;
+    decimal_.assign(cell);
+    decimal_[comma] = '.';
+    double ignored = 0;
+    return parse_number(decimal_, ignored) ? std::string_view(decimal_) : cell;
+  }
+
   bool looks_like_header() const {
     size_t names = 0, repeated = 0;
     for (const auto& c : cells_) {
@@ -186,6 +208,7 @@ class CsvFormat final : public LineFormat {
   ReadContext& context_;
   RecordInterpreter records_;
   char delimiter_;
+  std::string decimal_;  // a cell with its decimal comma made a point
   std::vector<std::string> header_;
   std::vector<std::string> cells_;
   FlatRecord record_;
