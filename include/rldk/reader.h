@@ -77,6 +77,9 @@ class StreamReader {
   StreamReader& operator=(const StreamReader&) = delete;
 
   void feed(std::string_view bytes);
+  // The bytes fed from now on come from `file`, the next file of the same record-format run (the next event file of
+  // a TensorBoard log dir): what the last one left unfinished is reported against it, and framing starts afresh.
+  void next_file(const std::string& file);
   void finish();  // end of data: the partial last line is parsed, documents are parsed
   Format format() const;
   // Short description of what was recognised, e.g. "jsonl (long-form events)" or "console (verl, hf-dict)".

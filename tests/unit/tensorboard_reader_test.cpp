@@ -178,6 +178,39 @@ TEST(TensorBoardReader, TruncatedFileKeepsTheCompleteRecordsAndSaysWhereItEnds) 
   }
 }
 
+// A run resumed into its log dir (a trainer's resume_from_checkpoint) writes a second event file there: the log dir
+// is one run, its files read oldest first, the step going back at the resume a restart, a first file cut mid-record
+// reported against that file without losing the second.
+TEST(TensorBoardReader, ALogDirWithSeveralEventFilesIsOneRun) {
+  TempDir dir;
+  std::string first = file_version_record(), second = file_version_record();
+  for (int step = 1; step <= 10; ++step) {
+    first += frame(event(1.7e9 + step, step, simple_value("train/kl", 0.01f * static_cast<float>(step))));
+  }
+  for (int step = 8; step <= 20; ++step) {
+    second += frame(event(1.8e9 + step, step, simple_value("train/kl", 0.02f * static_cast<float>(step))));
+  }
+  std::string cut = first + frame(event(1.7e9, 11, simple_value("train/kl", 9.0f))).substr(0, 7);
+  dir.write("runs/exp/events.out.tfevents.1700000000.host.1.0", cut);
+  dir.write("runs/exp/events.out.tfevents.1800000000.host.2.0", second);
+  dir.write("runs/other/events.out.tfevents.1700000000.host.3.0", first);
+  auto runs = rldk::read_runs(dir.path("runs"));
+  ASSERT_TRUE(runs.ok()) << rldk::to_string(runs.error());
+  ASSERT_EQ(runs->size(), 2u);
+  const rldk::Run& exp = runs->at(0);
+  EXPECT_EQ(exp.run_id, "exp");
+  EXPECT_EQ(exp.source.path, dir.path("runs/exp"));
+  const rldk::Series* kl = exp.find("policy/kl");
+  ASSERT_NE(kl, nullptr);
+  ASSERT_EQ(kl->size(), 23u);
+  EXPECT_EQ(kl->steps[10], 8);
+  EXPECT_EQ(exp.segments.size(), 2u);
+  ASSERT_EQ(exp.diagnostics.counts().count("tfrecord_truncated"), 1u);
+  EXPECT_EQ(exp.diagnostics.examples().front().file, dir.path("runs/exp/events.out.tfevents.1700000000.host.1.0"));
+  EXPECT_EQ(runs->at(1).run_id, "other");
+  EXPECT_EQ(runs->at(1).find("policy/kl")->size(), 10u);
+}
+
 TEST(TensorBoardReader, GarbageAfterTheNameIsReportedNotCrashed) {
   std::string garbage(1000, '\x5A');
   ReadOutput out = read_text(garbage, "events.out.tfevents.1.h");

@@ -18,6 +18,9 @@ class RecordFormat {
  public:
   virtual ~RecordFormat() = default;
   virtual void feed(std::string_view bytes) = 0;
+  // The end of one file whose run goes on in the next (a TensorBoard log dir's event files): an incomplete last
+  // record is reported and framing starts afresh. Formats whose runs are single files ignore it.
+  virtual void end_file() {}
   // End of data: an incomplete last record is reported (a writer was cut off, or the file was truncated).
   virtual void finish() = 0;
   virtual std::string detail() const = 0;

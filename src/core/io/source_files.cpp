@@ -94,6 +94,21 @@ bool has_wandb_log(const fs::path& run_dir) {
 }
 }  // namespace
 
+std::vector<std::string> tensorboard_log_files(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (is_tensorboard_file(it->path().filename().string()) && it->is_regular_file(ec)) {
+      files.push_back(it->path().string());
+    }
+  }
+  if (files.size() < 2) files.clear();
+  // events.out.tfevents.<seconds since 1970>.<host>.<pid>.<n>: ten-digit seconds, so names sort by time.
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 std::string default_run_id(const std::string& path) {
   if (path == "-") return "stdin";
   fs::path p(path);
@@ -183,6 +198,18 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     else if ((ext == ".db" || ext == ".sqlite") && is_sqlite_file(p.string())) files.push_back(p.string());  // MLflow
   }
   for (auto& [root, choice] : trainer_states) files.push_back(choice.second);
+  // The event files of one log dir are one run, read as one entry: the folder.
+  std::map<std::string, size_t> event_files;
+  for (const auto& f : files) {
+    if (is_tensorboard_file(fs::path(f).filename().string())) ++event_files[fs::path(f).parent_path().string()];
+  }
+  std::erase_if(files, [&](const std::string& f) {
+    auto it = event_files.find(fs::path(f).parent_path().string());
+    return it != event_files.end() && it->second > 1 && is_tensorboard_file(fs::path(f).filename().string());
+  });
+  for (const auto& [dir, count] : event_files) {
+    if (count > 1) files.push_back(dir);
+  }
   std::sort(files.begin(), files.end());
   if (files.empty()) {
     // Notebooks are read only when named (most notebooks in a project folder are not training runs), so a folder

@@ -9,9 +9,15 @@
 namespace rldk::io {
 
 // A file: itself. "-": stdin. A directory: the run logs under it, recursively, sorted; hidden folders skipped;
-// JSON documents only as trainer_state.json, and of a trainer's checkpoint-N copies only the newest (or the
-// top-level one when it exists), since each holds the same history up to its step.
+// JSON documents only as trainer_state.json and dumps named like a log, and of a trainer's checkpoint-N copies only
+// the newest (or the top-level one when it exists), since each holds the same history up to its step. A folder
+// with several TensorBoard event files is one entry, the folder: one run (see tensorboard_log_files).
 Result<std::vector<std::string>> list_source_files(const std::string& path);
+
+// The event files directly in `dir`, oldest first (their names start with the writer's creation time), when there
+// are two or more: a TensorBoard log dir is one run, and a run resumed into the same log dir (a trainer's
+// resume_from_checkpoint) writes a second file there. Empty for anything else.
+std::vector<std::string> tensorboard_log_files(const std::string& dir);
 
 // The file stem without extensions; for generic names (trainer_state.json, metrics.jsonl, progress.csv, ...)
 // the name of the folder that holds it (skipping a checkpoint-N folder).

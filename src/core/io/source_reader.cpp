@@ -1,5 +1,7 @@
 // Reading whole sources: files (any compression), directories of runs, stdin.
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "io/byte_source.h"
@@ -32,30 +34,8 @@ class OffsetSink final : public PointSink {
   PointSink& inner_;
 };
 
-// Reads one file into `sink`. Returns the number of runs it produced, or an error when the file cannot be read or
-// holds nothing recognisable.
-Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, PointSink& sink,
-                           Diagnostics& diagnostics) {
-  // MLflow's stores are not byte streams: a folder of metric files, or a SQLite database.
-  if (io::is_mlflow_run_dir(path)) return io::read_mlflow_run_dir(path, options, sink, diagnostics);
-  if (path != "-" && io::is_sqlite_file(path)) return io::read_mlflow_sqlite(path, options, sink, diagnostics);
-  auto source = io::open_byte_source(path);
-  if (!source.ok()) return source.error();
-  ReadOptions opts = options;
-  if (opts.run_id.empty()) opts.run_id = io::default_run_id(path);
-  StreamReader reader(SourceInfo{path, "", source.value()->compression()}, opts, sink, diagnostics);
-  std::vector<char> buffer(READ_CHUNK);
-  for (;;) {
-    size_t n = source.value()->read(buffer.data(), buffer.size());
-    if (n == 0) break;
-    reader.feed(std::string_view(buffer.data(), n));
-    if (reader.binary()) break;
-  }
-  std::string problem = source.value()->problem();
-  if (!problem.empty()) {
-    diagnostics.add(Diagnostic{"truncated_input", path, reader.lines(), problem + "; data up to here was kept"});
-  }
-  reader.finish();  // also reads a last line without a newline
+// What reading `path` gave: the number of runs, or why it gave none.
+Result<uint32_t> what_was_read(const StreamReader& reader, const std::string& path, const Diagnostics& diagnostics) {
   if (reader.binary()) {
     return Error{ErrorCode::unrecognized,
                  "binary data, not a run log (expected JSONL, CSV, JSON, console text, a TensorBoard event file or a "
@@ -74,6 +54,47 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
     return Error{ErrorCode::unrecognized, why, path};
   }
   return reader.runs();
+}
+
+// Reads one file into `sink`. Returns the number of runs it produced, or an error when the file cannot be read or
+// holds nothing recognisable.
+Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, PointSink& sink,
+                           Diagnostics& diagnostics) {
+  // MLflow's stores are not byte streams: a folder of metric files, or a SQLite database.
+  if (io::is_mlflow_run_dir(path)) return io::read_mlflow_run_dir(path, options, sink, diagnostics);
+  if (path != "-" && io::is_sqlite_file(path)) return io::read_mlflow_sqlite(path, options, sink, diagnostics);
+  // A TensorBoard log dir with several event files (a run resumed into it) is one run: its files in order, as one
+  // stream of records.
+  std::vector<std::string> files = path == "-" ? std::vector<std::string>{} : io::tensorboard_log_files(path);
+  ReadOptions opts = options;
+  if (!files.empty()) opts.format = Format::tensorboard;
+  if (files.empty()) files.push_back(path);
+  if (opts.run_id.empty()) opts.run_id = io::default_run_id(files.front());
+  std::optional<StreamReader> reader;
+  std::vector<char> buffer(READ_CHUNK);
+  for (const std::string& file : files) {
+    auto source = io::open_byte_source(file);
+    if (!source.ok()) {
+      if (files.size() == 1) return source.error();
+      diagnostics.add(Diagnostic{"skipped_file", file, 0, "skipped: " + source.error().message});
+      continue;
+    }
+    if (!reader) reader.emplace(SourceInfo{path, "", source.value()->compression()}, opts, sink, diagnostics);
+    if (files.size() > 1) reader->next_file(file);
+    for (;;) {
+      size_t n = source.value()->read(buffer.data(), buffer.size());
+      if (n == 0) break;
+      reader->feed(std::string_view(buffer.data(), n));
+      if (reader->binary()) break;
+    }
+    std::string problem = source.value()->problem();
+    if (!problem.empty()) {
+      diagnostics.add(Diagnostic{"truncated_input", file, reader->lines(), problem + "; data up to here was kept"});
+    }
+  }
+  if (!reader) return Error{ErrorCode::unreadable, "none of its event files could be read", path};
+  reader->finish();  // also reads a last line without a newline
+  return what_was_read(*reader, path, diagnostics);
 }
 
 }  // namespace

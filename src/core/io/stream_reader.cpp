@@ -80,6 +80,12 @@ class StreamReaderImpl {
     feed_lines(bytes);
   }
 
+  void next_file(const std::string& file) {
+    if (!sniffed_) end_sniffing();
+    if (records_) records_->end_file();
+    context_.file = file;
+  }
+
   void finish() {
     if (!records_ && !byte_order_known_) end_byte_order();
     if (utf16_) {
@@ -251,6 +257,7 @@ StreamReader::StreamReader(SourceInfo source, const ReadOptions& options, PointS
     : impl_(std::make_unique<StreamReaderImpl>(std::move(source), options, sink, diagnostics)) {}
 StreamReader::~StreamReader() = default;
 void StreamReader::feed(std::string_view bytes) { impl_->feed(bytes); }
+void StreamReader::next_file(const std::string& file) { impl_->next_file(file); }
 void StreamReader::finish() { impl_->finish(); }
 Format StreamReader::format() const { return impl_->format(); }
 std::string StreamReader::format_detail() const { return impl_->detail(); }

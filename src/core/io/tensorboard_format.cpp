@@ -219,6 +219,7 @@ class TensorBoardFormat final : public RecordFormat {
         }) {}
 
   void feed(std::string_view bytes) override { framer_.feed(bytes); }
+  void end_file() override { framer_.next_file(); }
   void finish() override {
     framer_.finish();
     if (!file_version_.empty()) context_.emitter.meta_all("tensorboard_file_version", file_version_);

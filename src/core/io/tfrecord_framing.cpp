@@ -104,4 +104,9 @@ void TfRecordFramer::finish() {
   buffer_.clear();
 }
 
+void TfRecordFramer::next_file() {
+  finish();
+  base_ = 0;
+}
+
 }  // namespace rldk::io

@@ -29,6 +29,8 @@ class TfRecordFramer {
 
   void feed(std::string_view bytes);
   void finish();
+  // finish(), and the bytes fed next start a new file at offset 0.
+  void next_file();
   uint64_t records() const { return records_; }
   uint64_t bad_records() const { return bad_records_; }
 
