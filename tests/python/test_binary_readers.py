@@ -153,6 +153,30 @@ def test_tensorboard_own_writer_double_tensors_and_several_runs(tmp_path, torch_
     assert runs[1]["policy/kl"].steps == [0, 5, 10, 15, 20, 25, 30]
 
 
+def test_a_run_resumed_into_its_log_dir_is_one_run(tmp_path):
+    """A trainer resumed from a checkpoint opens a new SummaryWriter on the same log dir: TensorBoard shows one run
+    from both event files, and so does rldk (the steps logged again after the resume start a new segment)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    log_dir = tmp_path / "runs" / "grpo"
+    first = SummaryWriter(str(log_dir), filename_suffix=".a")
+    for step in range(1, 11):
+        first.add_scalar("train/kl", 0.01 * step, step, walltime=1_700_000_000 + step)
+    first.close()
+    second = SummaryWriter(str(log_dir), filename_suffix=".b")
+    for step in range(8, 21):
+        second.add_scalar("train/kl", 0.02 * step, step, walltime=1_700_000_100 + step)
+    second.close()
+    assert len(glob.glob(str(log_dir / "events.out.tfevents.*"))) == 2
+    run = read_run(tmp_path / "runs")
+    assert run.run_id == "grpo"
+    assert run.diagnostic_counts == {}
+    kl = run["policy/kl"]
+    # Both files were created within the same second: the names then sort by host, pid and suffix.
+    assert sorted(kl.steps) == sorted(list(range(1, 11)) + list(range(8, 21)))
+    assert len(kl.steps) == 23
+
+
 def test_info_and_ingest_on_a_tensorboard_folder(torch_run, tmp_path):
     info = subprocess.run([rldk_bin(), "info", "--json", str(torch_run)], capture_output=True, text=True)
     assert info.returncode == 0, info.stderr
