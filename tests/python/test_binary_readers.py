@@ -296,6 +296,32 @@ def test_wandb_offline_values_read_back_exactly(wandb_run):
     assert [r.run_id for r in runs] == ["abc123"]
 
 
+def test_a_resumed_wandb_run_is_one_run(tmp_path):
+    """wandb.init(id=..., resume="allow") after a crash writes the same run's log into a new run folder: W&B shows
+    one run, and so does rldk, whether the folder or the first log is named (offline, the resumed _step starts at 0
+    again: a second segment)."""
+    script = textwrap.dedent("""
+        import os, sys, time, wandb
+        os.environ["WANDB_MODE"] = "offline"
+        for part in range(2):
+            run = wandb.init(project="p", id="resumed1", resume="allow", dir=sys.argv[1])
+            for s in range(10):
+                run.log({"train/kl": 0.01 * (10 * part + s)})
+            run.finish()
+            time.sleep(1.1)  # run folders are named by the second they start
+    """)
+    env = dict(os.environ, WANDB_SILENT="true", WANDB_DISABLE_GIT="true")
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, env=env, timeout=300)
+    logs = sorted(glob.glob(str(tmp_path / "wandb" / "*-resumed1" / "run-resumed1.wandb")))
+    assert len(logs) == 2
+    for path in (tmp_path / "wandb", logs[0]):
+        run = read_run(path)
+        assert run.run_id == "resumed1"
+        assert run["policy/kl"].values == pytest.approx([0.01 * i for i in range(20)])
+        assert run["policy/kl"].steps == list(range(10)) * 2
+    assert read_run(logs[1])["policy/kl"].values == pytest.approx([0.01 * i for i in range(10, 20)])
+
+
 def wandb_boundaries(data):
     offsets, pos = {7}, 7
     while pos + 7 <= len(data):

@@ -109,6 +109,31 @@ std::vector<std::string> tensorboard_log_files(const std::string& dir) {
   return files;
 }
 
+std::vector<std::string> wandb_run_files(const std::string& file) {
+  std::vector<std::string> files;
+  fs::path log(file);
+  std::string name = log.filename().string(), folder = log.parent_path().filename().string();
+  if (!is_wandb_file(name) || !is_wandb_run_dir(folder)) return files;
+  // run-<id>.wandb in [offline-]run-YYYYMMDD_HHMMSS-<id>: the id ends both names.
+  std::string id = name.substr(4, name.size() - 10);
+  if (!folder.ends_with("-" + id)) return files;
+  std::string time = folder.substr(folder.size() - id.size() - 16, 15);
+  std::error_code ec;
+  std::vector<std::pair<std::string, std::string>> later;  // (time, log)
+  for (fs::directory_iterator it(log.parent_path().parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    std::string other = it->path().filename().string();
+    if (!is_wandb_run_dir(other) || other.size() < id.size() + 17 || !other.ends_with("-" + id)) continue;
+    std::string other_time = other.substr(other.size() - id.size() - 16, 15);
+    fs::path other_log = it->path() / name;
+    if (other_time > time && fs::is_regular_file(other_log, ec)) later.emplace_back(other_time, other_log.string());
+  }
+  if (later.empty()) return files;
+  std::sort(later.begin(), later.end());
+  files.push_back(file);
+  for (auto& [t, f] : later) files.push_back(std::move(f));
+  return files;
+}
+
 std::string default_run_id(const std::string& path) {
   if (path == "-") return "stdin";
   fs::path p(path);
@@ -198,6 +223,13 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     else if ((ext == ".db" || ext == ".sqlite") && is_sqlite_file(p.string())) files.push_back(p.string());  // MLflow
   }
   for (auto& [root, choice] : trainer_states) files.push_back(choice.second);
+  // A W&B run resumed later is read with its first log (wandb_run_files): its later logs are no entries of their own.
+  std::set<std::string> resumed;
+  for (const auto& f : files) {
+    std::vector<std::string> run = wandb_run_files(f);
+    if (run.size() > 1) resumed.insert(run.begin() + 1, run.end());
+  }
+  std::erase_if(files, [&](const std::string& f) { return resumed.count(f) > 0; });
   // The event files of one log dir are one run, read as one entry: the folder.
   std::map<std::string, size_t> event_files;
   for (const auto& f : files) {

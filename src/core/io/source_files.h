@@ -19,6 +19,11 @@ Result<std::vector<std::string>> list_source_files(const std::string& path);
 // resume_from_checkpoint) writes a second file there. Empty for anything else.
 std::vector<std::string> tensorboard_log_files(const std::string& dir);
 
+// A W&B run log (run-<id>.wandb in its run folder run-YYYYMMDD_HHMMSS-<id>) and the logs of the same run resumed
+// later, in the run folders beside it with the same id and a later time, oldest first: W&B shows them as one run.
+// Empty when there is no later one.
+std::vector<std::string> wandb_run_files(const std::string& file);
+
 // The file stem without extensions; for generic names (trainer_state.json, metrics.jsonl, progress.csv, ...)
 // the name of the folder that holds it (skipping a checkpoint-N folder).
 // TensorBoard event files (the folder is the run), W&B logs run-<id>.wandb (the id is the run): binary run files.

@@ -63,11 +63,15 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
   // MLflow's stores are not byte streams: a folder of metric files, or a SQLite database.
   if (io::is_mlflow_run_dir(path)) return io::read_mlflow_run_dir(path, options, sink, diagnostics);
   if (path != "-" && io::is_sqlite_file(path)) return io::read_mlflow_sqlite(path, options, sink, diagnostics);
-  // A TensorBoard log dir with several event files (a run resumed into it) is one run: its files in order, as one
-  // stream of records.
-  std::vector<std::string> files = path == "-" ? std::vector<std::string>{} : io::tensorboard_log_files(path);
+  // A run resumed into new files is one run, its files read in order as one stream of records: the event files of
+  // a TensorBoard log dir, a W&B run log and the logs of the same run resumed later.
+  std::vector<std::string> files;
   ReadOptions opts = options;
-  if (!files.empty()) opts.format = Format::tensorboard;
+  if (path != "-") {
+    files = io::tensorboard_log_files(path);
+    if (!files.empty()) opts.format = Format::tensorboard;
+    if (files.empty()) files = io::wandb_run_files(path);
+  }
   if (files.empty()) files.push_back(path);
   if (opts.run_id.empty()) opts.run_id = io::default_run_id(files.front());
   std::optional<StreamReader> reader;
@@ -92,7 +96,7 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
       diagnostics.add(Diagnostic{"truncated_input", file, reader->lines(), problem + "; data up to here was kept"});
     }
   }
-  if (!reader) return Error{ErrorCode::unreadable, "none of its event files could be read", path};
+  if (!reader) return Error{ErrorCode::unreadable, "none of its files could be read", path};
   reader->finish();  // also reads a last line without a newline
   return what_was_read(*reader, path, diagnostics);
 }

@@ -90,6 +90,7 @@ class WandbFormat final : public RecordFormat {
         }) {}
 
   void feed(std::string_view bytes) override { framer_.feed(bytes); }
+  void end_file() override { framer_.next_file(); }
   void finish() override { framer_.finish(); }
   uint64_t records() const override { return framer_.records(); }
   std::string detail() const override {

@@ -159,4 +159,15 @@ void WandbFramer::finish() {
   base_ = end;
 }
 
+void WandbFramer::next_file() {
+  finish();
+  buffer_.clear();
+  base_ = 0;
+  skip_until_ = 0;
+  header_checked_ = false;
+  bad_file_ = false;
+  record_.clear();
+  in_record_ = false;
+}
+
 }  // namespace rldk::io

@@ -30,6 +30,8 @@ class WandbFramer {
 
   void feed(std::string_view bytes);
   void finish();
+  // finish(), and the bytes fed next are a new file, header first (the log of the same run, resumed).
+  void next_file();
   uint64_t records() const { return records_; }
 
  private:
