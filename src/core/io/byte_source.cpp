@@ -50,17 +50,11 @@ class FdReader {
   std::string error_;
 };
 
-// Bytes that were already read while sniffing the magic number are replayed first.
+// The file's bytes as they are (after the sniffed head, which PrefixedSource replays first).
 class PlainSource final : public ByteSource {
  public:
-  PlainSource(std::unique_ptr<FdReader> fd, std::string head) : fd_(std::move(fd)), head_(std::move(head)) {}
+  explicit PlainSource(std::unique_ptr<FdReader> fd) : fd_(std::move(fd)) {}
   size_t read(char* buffer, size_t capacity) override {
-    if (head_pos_ < head_.size()) {
-      size_t n = std::min(capacity, head_.size() - head_pos_);
-      std::memcpy(buffer, head_.data() + head_pos_, n);
-      head_pos_ += n;
-      return n;
-    }
     ssize_t n = fd_->read(buffer, capacity);
     if (n < 0) {
       problem_ = "read error: " + fd_->error();
@@ -73,8 +67,6 @@ class PlainSource final : public ByteSource {
 
  private:
   std::unique_ptr<FdReader> fd_;
-  std::string head_;
-  size_t head_pos_ = 0;
   std::string problem_;
 };
 
@@ -224,7 +216,8 @@ class ZstdSource final : public ByteSource {
   std::string problem_;
 };
 
-// Replays bytes already read from a source (while looking for a byte-order mark), then reads on from it.
+// Replays bytes already read from a source (its first bytes, read to recognise compression or a byte-order mark),
+// then reads on from it.
 class PrefixedSource final : public ByteSource {
  public:
   PrefixedSource(std::string head, std::unique_ptr<ByteSource> inner) : head_(std::move(head)), inner_(std::move(inner)) {}
@@ -346,9 +339,10 @@ Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
     return {decode_utf16(std::make_unique<ZstdSource>(std::move(fd), head))};
   }
   if (std::optional<bool> big_endian = utf16_byte_order(head)) {
-    return {std::make_unique<Utf16Source>(std::make_unique<PlainSource>(std::move(fd), head.substr(2)), *big_endian)};
+    return {std::make_unique<Utf16Source>(
+        std::make_unique<PrefixedSource>(head.substr(2), std::make_unique<PlainSource>(std::move(fd))), *big_endian)};
   }
-  return {std::make_unique<PlainSource>(std::move(fd), head)};
+  return {std::make_unique<PrefixedSource>(head, std::make_unique<PlainSource>(std::move(fd)))};
 }
 
 }  // namespace rldk::io

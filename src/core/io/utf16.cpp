@@ -2,26 +2,10 @@
 
 #include <cstdint>
 
+#include "io/utf8.h"
+
 namespace rldk::io {
 namespace {
-
-void append_utf8(uint32_t c, std::string& out) {
-  if (c < 0x80) {
-    out.push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
-}
 
 constexpr uint32_t REPLACEMENT = 0xFFFD;
 
@@ -51,13 +35,13 @@ void Utf16Decoder::decode(std::string_view bytes, std::string& out) {
       if (carry_.size() - i < 4) break;  // its pair comes with the next chunk
       uint32_t low = unit_at(i + 2);
       if (low >= 0xDC00 && low <= 0xDFFF) {
-        append_utf8(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), out);
+        append_utf8(out, 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00));
         i += 4;
         continue;
       }
-      append_utf8(REPLACEMENT, out);
+      append_utf8(out, REPLACEMENT);
     } else {
-      append_utf8(unit >= 0xDC00 && unit <= 0xDFFF ? REPLACEMENT : unit, out);
+      append_utf8(out, unit >= 0xDC00 && unit <= 0xDFFF ? REPLACEMENT : unit);
     }
     i += 2;
   }
@@ -65,7 +49,7 @@ void Utf16Decoder::decode(std::string_view bytes, std::string& out) {
 }
 
 void Utf16Decoder::finish(std::string& out) {
-  if (!carry_.empty()) append_utf8(REPLACEMENT, out);
+  if (!carry_.empty()) append_utf8(out, REPLACEMENT);
   carry_.clear();
 }
 
