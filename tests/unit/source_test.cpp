@@ -321,6 +321,8 @@ TEST(ReadRuns, AJsonDumpNamedLikeALogIsFoundInAFolder) {
   dir.write("grpo/training_log.json", "[{\"step\": 1, \"loss\": 0.5}, {\"step\": 2, \"loss\": 0.25}]\n");
   dir.write("grpo/logging_config.json", "{\"version\": 1, \"step\": 1, \"loss\": 9}\n");
   dir.write("grpo/adapter_config.json", "{\"r\": 16, \"lora_alpha\": 32}\n");
+  dir.write("grpo/logprob_mismatch-grpo-01.labels.json", "{\"step\": 1, \"onset_step\": 5}\n");
+  dir.write("grpo/catalog.json", "[{\"step\": 1, \"loss\": 9}]\n");
   auto runs = rldk::read_runs(dir.path());
   ASSERT_TRUE(runs.ok()) << rldk::to_string(runs.error());
   ASSERT_EQ(runs->size(), 1u);

@@ -19,19 +19,27 @@ const std::set<std::string> GENERIC_STEMS = {"trainer_state", "metrics", "progre
                                              "train", "training", "output", "stdout", "stderr", "console",
                                              "history", "run", "debug", "scalars"};
 
-// A JSON document a training script dumped its step records into, found in a folder by its name: training_log,
-// dpo_history, step_stat_history, trajectory, metrics (real runs commit such dumps beside their code). Other .json
-// files in a project folder are settings (config.json, tokenizer.json, logging_config.json) whose numbers would read
-// as a one-step run, so a name that says settings is left out.
+// A JSON document a training script dumped its step records into, found in a folder by a word of its name: log,
+// history, metrics, stats, trajectory (training_log.json, dpo_history.json, step_stat_history.json: real runs commit
+// such dumps beside their code). Whole words, split at '_', '-', '.' and blanks: a fault label file
+// (logprob_mismatch.labels.json) or a catalog is no log. Other .json files in a project folder are settings
+// (config.json, tokenizer.json, logging_config.json) whose numbers would read as a one-step run, so a name with a
+// word that says settings is left out.
 bool is_json_log_name(std::string stem) {
   std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (std::string_view settings : {"config", "setting", "tokenizer", "vocab", "index", "manifest"}) {
-    if (stem.find(settings) != std::string::npos) return false;
+  static const std::set<std::string> LOG_WORDS = {"log", "logs", "history", "metric", "metrics", "stats", "trajectory"};
+  static const std::set<std::string> SETTINGS_WORDS = {"config", "configs", "settings", "tokenizer", "vocab", "index",
+                                                       "manifest", "labels"};
+  bool log = false;
+  size_t start = 0;
+  for (size_t i = 0; i <= stem.size(); ++i) {
+    if (i < stem.size() && std::isalnum(static_cast<unsigned char>(stem[i]))) continue;
+    std::string word = stem.substr(start, i - start);
+    if (SETTINGS_WORDS.count(word)) return false;
+    log = log || LOG_WORDS.count(word) > 0;
+    start = i + 1;
   }
-  for (std::string_view log : {"log", "history", "metric", "trajectory", "stats"}) {
-    if (stem.find(log) != std::string::npos) return true;
-  }
-  return false;
+  return log;
 }
 
 // "a/b/run1.jsonl.gz" -> ("run1", ".jsonl")
@@ -250,7 +258,7 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
         notebook.empty() ? "" : "; it holds a Jupyter notebook: name it to read its outputs (" + notebook + ")";
     return Error{ErrorCode::unrecognized,
                  "no run logs found in this directory (looked for .jsonl, .csv, .tsv, .log, .txt, "
-                 "trainer_state.json, .json files named *log*, *history*, *metric*, *stats* or *trajectory*, also "
+                 "trainer_state.json, .json files with log, history, metrics, stats or trajectory in the name, also "
                  "gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B run-*.wandb logs, MLflow mlruns/ "
                  "run folders and mlflow.db SQLite stores)" + hint,
                  path};
