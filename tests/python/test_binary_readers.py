@@ -177,6 +177,31 @@ def test_a_run_resumed_into_its_log_dir_is_one_run(tmp_path):
     assert len(kl.steps) == 23
 
 
+def test_add_scalars_subfolders_are_part_of_their_run(tmp_path):
+    """torch's add_scalars writes each key into a subfolder named <tag>_<key> under the one tag: rldk reads them back
+    as <tag>/<key> of the log dir's run. A second writer's subfolder with its own tags stays a run of its own."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    log_dir = tmp_path / "runs" / "ppo"
+    writer = SummaryWriter(str(log_dir))
+    evals = SummaryWriter(str(log_dir / "eval"))
+    for step in range(1, 11):
+        writer.add_scalar("train/loss", 1.0 / step, step)
+        writer.add_scalars("objective/kl", {"mean": 0.01 * step, "max": 0.05 * step}, step)
+        evals.add_scalar("eval/loss", 2.0 / step, step)
+    writer.close()
+    evals.close()
+    assert (log_dir / "objective_kl_mean").is_dir() and (log_dir / "objective_kl_max").is_dir()
+    runs = {r.run_id: r for r in read_runs(tmp_path / "runs")}
+    assert sorted(runs) == ["eval", "ppo"]
+    ppo = runs["ppo"]
+    mean, peak = ppo["objective/kl/mean"], ppo["objective/kl/max"]
+    assert mean.steps == peak.steps == list(range(1, 11))
+    assert mean.values == pytest.approx([0.01 * s for s in range(1, 11)], rel=1e-6)
+    assert peak.values == pytest.approx([0.05 * s for s in range(1, 11)], rel=1e-6)
+    assert "eval/loss" in runs["eval"]
+
+
 def test_info_and_ingest_on_a_tensorboard_folder(torch_run, tmp_path):
     info = subprocess.run([rldk_bin(), "info", "--json", str(torch_run)], capture_output=True, text=True)
     assert info.returncode == 0, info.stderr

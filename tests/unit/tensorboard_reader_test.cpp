@@ -211,6 +211,35 @@ TEST(TensorBoardReader, ALogDirWithSeveralEventFilesIsOneRun) {
   EXPECT_EQ(runs->at(1).find("policy/kl")->size(), 10u);
 }
 
+// add_scalars("rollout/reward", {"mean": m, "std": s}) writes each key into a subfolder of the log dir,
+// rollout_reward_mean/ and rollout_reward_std/, under the one tag "rollout/reward": they are the run's
+// rollout/reward/mean and /std. A subfolder whose tag its name does not spell (an eval writer) is a run of its own.
+TEST(TensorBoardReader, AddScalarsSubfoldersArePartOfTheirLogDirsRun) {
+  TempDir dir;
+  auto file_of = [](const std::string& tag, float scale) {
+    std::string out = file_version_record();
+    for (int step = 1; step <= 5; ++step) {
+      out += frame(event(1.7e9 + step, step, simple_value(tag, scale * static_cast<float>(step))));
+    }
+    return out;
+  };
+  dir.write("runs/exp/events.out.tfevents.1700000000.host.1.0", file_of("train/loss", 1.0f));
+  dir.write("runs/exp/rollout_reward_mean/events.out.tfevents.1700000000.host.1.1", file_of("rollout/reward", 0.5f));
+  dir.write("runs/exp/rollout_reward_std/events.out.tfevents.1700000000.host.1.2", file_of("rollout/reward", 0.25f));
+  dir.write("runs/exp/eval/events.out.tfevents.1700000000.host.1.3", file_of("eval/loss", 2.0f));
+  auto runs = rldk::read_runs(dir.path("runs"));
+  ASSERT_TRUE(runs.ok()) << rldk::to_string(runs.error());
+  ASSERT_EQ(runs->size(), 2u);
+  const rldk::Run& exp = runs->at(0);
+  EXPECT_EQ(exp.run_id, "exp");
+  EXPECT_TRUE(has_series(exp, "reward/mean", {1, 2, 3, 4, 5}, {0.5, 1.0, 1.5, 2.0, 2.5}));
+  EXPECT_TRUE(has_series(exp, "reward/std", {1, 2, 3, 4, 5}, {0.25, 0.5, 0.75, 1.0, 1.25}));
+  EXPECT_NE(exp.find("train/loss"), nullptr);
+  EXPECT_EQ(exp.segments.size(), 1u);
+  EXPECT_EQ(runs->at(1).run_id, "eval");
+  EXPECT_NE(runs->at(1).find("eval/loss"), nullptr);
+}
+
 TEST(TensorBoardReader, GarbageAfterTheNameIsReportedNotCrashed) {
   std::string garbage(1000, '\x5A');
   ReadOutput out = read_text(garbage, "events.out.tfevents.1.h");

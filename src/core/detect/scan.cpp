@@ -21,7 +21,7 @@ Result<std::vector<SourceScan>> scan_file(const std::string& file, const ScanOpt
   std::error_code error;
   if (file != "-" && std::filesystem::is_regular_file(file, error)) {
     detect::ScanSink sink(options);
-    Status read = read_source(file, read_options, sink, diagnostics);
+    Status read = io::read_entry(file, read_options, sink, diagnostics);
     if (!read.ok()) return read.error();
     if (sink.in_step_order()) {
       out = sink.take();
@@ -31,7 +31,7 @@ Result<std::vector<SourceScan>> scan_file(const std::string& file, const ScanOpt
     diagnostics = Diagnostics{};
   }
   RunBuilder builder(read_options);
-  Status read = read_source(file, read_options, builder, diagnostics);
+  Status read = io::read_entry(file, read_options, builder, diagnostics);
   if (!read.ok()) return read.error();
   for (Run& run : builder.take()) {
     out.push_back(scan_whole_run(run, options));

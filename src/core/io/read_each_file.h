@@ -21,6 +21,11 @@
 
 namespace rldk::io {
 
+// Reads one entry of list_source_files (a file, "-", an MLflow run folder, a TensorBoard log dir) into `sink`. Unlike
+// read_source, a folder entry is not listed again: a log dir holds runs of its own (an eval writer's subfolder) that
+// are entries of their own.
+Status read_entry(const std::string& entry, const ReadOptions& options, PointSink& sink, Diagnostics& diagnostics);
+
 // A builder that takes the read options (RunBuilder: which per-point details to keep) gets them.
 template <class Builder>
 Builder make_builder(const ReadOptions& options) {
@@ -104,7 +109,7 @@ auto map_each_file(const std::string& path, const ReadOptions& options, unsigned
   auto read_file = [&](const std::string& file) -> Result<std::vector<Out>> {
     Builder builder = make_builder<Builder>(options);
     Diagnostics diagnostics;
-    Status read = read_source(file, options, builder, diagnostics);
+    Status read = read_entry(file, options, builder, diagnostics);
     if (!read.ok()) return read.error();
     std::vector<Out> items;
     for (Item& item : builder.take()) {

@@ -1,11 +1,14 @@
 #include "io/source_files.h"
 
+#include "io/byte_source.h"
 #include "io/mlflow_reader.h"
+#include "rldk/reader.h"
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -102,18 +105,93 @@ bool has_wandb_log(const fs::path& run_dir) {
 }
 }  // namespace
 
-std::vector<std::string> tensorboard_log_files(const std::string& dir) {
+namespace {
+
+// The event files directly in `dir`, oldest first: events.out.tfevents.<seconds since 1970>.<host>.<pid>.<n>, with
+// ten-digit seconds, so names sort by time.
+std::vector<std::string> event_files_in(const fs::path& dir, bool& has_folders) {
   std::vector<std::string> files;
+  has_folders = false;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     if (is_tensorboard_file(it->path().filename().string()) && it->is_regular_file(ec)) {
       files.push_back(it->path().string());
+    } else if (it->is_directory(ec)) {
+      has_folders = true;
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The first tag an event file logs a scalar under (from its first 64 KiB).
+std::string first_scalar_tag(const std::string& file) {
+  struct FirstName final : PointSink {
+    std::string raw;
+    void on_run(uint32_t, const std::string&, const SourceInfo&) override {}
+    void on_metric(uint32_t, uint32_t, const std::string&) override {}
+    void on_raw_name(uint32_t, const std::string& name, const std::string&) override {
+      if (raw.empty()) raw = name;
+    }
+    void on_segment(uint32_t, const Segment&) override {}
+    void on_point(uint32_t, uint32_t, const Point&) override {}
+    void on_meta(uint32_t, const std::string&, const std::string&) override {}
+  } sink;
+  auto source = open_byte_source(file);
+  if (!source.ok()) return {};
+  ReadOptions options;
+  options.format = Format::tensorboard;
+  options.run_id = "peek";
+  Diagnostics diagnostics;
+  StreamReader reader(SourceInfo{file, "", ""}, options, sink, diagnostics);
+  std::string head(size_t{64} << 10, '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    size_t n = source.value()->read(head.data() + got, head.size() - got);
+    if (n == 0) break;
+    got += n;
+  }
+  reader.feed(std::string_view(head.data(), got));
+  reader.finish();  // an event cut at the 64 KiB mark is reported to the throwaway diagnostics
+  return sink.raw;
+}
+
+}  // namespace
+
+std::optional<std::string> add_scalars_key(std::string_view tag, std::string_view folder) {
+  std::string prefix(tag);
+  std::replace(prefix.begin(), prefix.end(), '/', '_');
+  prefix += '_';
+  if (folder.size() <= prefix.size() || !folder.starts_with(prefix)) return std::nullopt;
+  return std::string(folder.substr(prefix.size()));
+}
+
+std::vector<std::string> tensorboard_log_files(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return {};
+  bool has_folders = false;
+  std::vector<std::string> files = event_files_in(dir, has_folders);
+  if (files.empty()) return {};
+  // torch's and tensorboardX's add_scalars("reward", {"mean": m, "std": s}) write each key into a subfolder of the
+  // log dir, reward_mean/ and reward_std/, under the one tag "reward": a subfolder holding only event files whose tag
+  // names it so is part of this run (TensorBoardFormat reads the key back as reward/mean). Other subfolders (an eval
+  // writer, HF's hparams folder) are runs of their own.
+  if (has_folders) {
+    std::vector<std::string> subfolders;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_directory(ec)) subfolders.push_back(it->path().string());
+    }
+    std::sort(subfolders.begin(), subfolders.end());
+    for (const auto& sub : subfolders) {
+      bool nested = false;
+      std::vector<std::string> sub_files = event_files_in(sub, nested);
+      if (nested || sub_files.empty()) continue;
+      std::string folder = fs::path(sub).filename().string();
+      if (!add_scalars_key(first_scalar_tag(sub_files.front()), folder)) continue;
+      files.insert(files.end(), sub_files.begin(), sub_files.end());
     }
   }
   if (files.size() < 2) files.clear();
-  // events.out.tfevents.<seconds since 1970>.<host>.<pid>.<n>: ten-digit seconds, so names sort by time.
-  std::sort(files.begin(), files.end());
   return files;
 }
 
@@ -238,17 +316,24 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     if (run.size() > 1) resumed.insert(run.begin() + 1, run.end());
   }
   std::erase_if(files, [&](const std::string& f) { return resumed.count(f) > 0; });
-  // The event files of one log dir are one run, read as one entry: the folder.
-  std::map<std::string, size_t> event_files;
+  // The event files of one log dir (and of its add_scalars subfolders) are one run, read as one entry: the folder.
+  // Folders nearer the top first, so that a log dir claims its subfolders' files before they could group alone.
+  std::set<std::string> event_dirs;
   for (const auto& f : files) {
-    if (is_tensorboard_file(fs::path(f).filename().string())) ++event_files[fs::path(f).parent_path().string()];
+    if (is_tensorboard_file(fs::path(f).filename().string())) event_dirs.insert(fs::path(f).parent_path().string());
   }
-  std::erase_if(files, [&](const std::string& f) {
-    auto it = event_files.find(fs::path(f).parent_path().string());
-    return it != event_files.end() && it->second > 1 && is_tensorboard_file(fs::path(f).filename().string());
+  std::vector<std::string> by_depth(event_dirs.begin(), event_dirs.end());
+  std::stable_sort(by_depth.begin(), by_depth.end(), [](const std::string& a, const std::string& b) {
+    return std::count(a.begin(), a.end(), '/') < std::count(b.begin(), b.end(), '/');
   });
-  for (const auto& [dir, count] : event_files) {
-    if (count > 1) files.push_back(dir);
+  std::set<std::string> grouped;
+  for (const auto& dir : by_depth) {
+    if (grouped.count(dir)) continue;
+    std::vector<std::string> group = tensorboard_log_files(dir);
+    if (group.empty()) continue;
+    for (const auto& f : group) grouped.insert(fs::path(f).parent_path().string());
+    std::erase_if(files, [&](const std::string& f) { return std::find(group.begin(), group.end(), f) != group.end(); });
+    files.push_back(dir);
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) {

@@ -1,7 +1,9 @@
 // Which files a source path stands for, and what run id a file gets by default.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rldk/result.h"
@@ -14,10 +16,15 @@ namespace rldk::io {
 // with several TensorBoard event files is one entry, the folder: one run (see tensorboard_log_files).
 Result<std::vector<std::string>> list_source_files(const std::string& path);
 
-// The event files directly in `dir`, oldest first (their names start with the writer's creation time), when there
-// are two or more: a TensorBoard log dir is one run, and a run resumed into the same log dir (a trainer's
-// resume_from_checkpoint) writes a second file there. Empty for anything else.
+// The event files of the TensorBoard log dir `dir` when there are two or more: its own, oldest first (their names
+// start with the writer's creation time), then those of its add_scalars subfolders. A log dir is one run: a run
+// resumed into it (a trainer's resume_from_checkpoint) writes a second file there, and add_scalars writes each key's
+// values into a subfolder <tag>_<key>. Empty for anything else.
 std::vector<std::string> tensorboard_log_files(const std::string& dir);
+
+// For an add_scalars subfolder: the key its name gives the tag ("reward_mean" for the tag "reward": "mean"; "/" in
+// the tag is "_" in the folder's name), or nothing when the name is not the tag's.
+std::optional<std::string> add_scalars_key(std::string_view tag, std::string_view folder);
 
 // A W&B run log (run-<id>.wandb in its run folder run-YYYYMMDD_HHMMSS-<id>) and the logs of the same run resumed
 // later, in the run folders beside it with the same id and a later time, oldest first: W&B shows them as one run.

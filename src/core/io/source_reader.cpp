@@ -103,6 +103,16 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
 
 }  // namespace
 
+namespace io {
+
+Status read_entry(const std::string& entry, const ReadOptions& options, PointSink& sink, Diagnostics& diagnostics) {
+  auto runs = read_file(entry, options, sink, diagnostics);
+  if (!runs.ok()) return runs.error();
+  return Ok{};
+}
+
+}  // namespace io
+
 bool parse_format_name(const std::string& name, Format& format) {
   for (Format f : {Format::unknown, Format::jsonl, Format::json_document, Format::csv, Format::tsv, Format::console,
                    Format::tensorboard, Format::wandb}) {

@@ -7,10 +7,14 @@
 // Histograms, images, text and graphs are skipped. Points carry the record number in Point::line.
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "io/protobuf_wire.h"
 #include "io/record_format.h"
+#include "io/source_files.h"
 #include "io/tfrecord_framing.h"
 
 namespace rldk::io {
@@ -219,7 +223,10 @@ class TensorBoardFormat final : public RecordFormat {
         }) {}
 
   void feed(std::string_view bytes) override { framer_.feed(bytes); }
-  void end_file() override { framer_.next_file(); }
+  void end_file() override {
+    framer_.next_file();
+    located_ = false;
+  }
   void finish() override {
     framer_.finish();
     if (!file_version_.empty()) context_.emitter.meta_all("tensorboard_file_version", file_version_);
@@ -235,7 +242,26 @@ class TensorBoardFormat final : public RecordFormat {
   }
 
  private:
+  // Where the file being read lies: in the run's log dir (the first file's folder), or in an add_scalars subfolder
+  // of it (see tensorboard_log_files), whose key goes back into the metric's name.
+  void locate_file() {
+    located_ = true;
+    std::filesystem::path folder = std::filesystem::path(context_.file).parent_path();
+    if (!log_dir_) log_dir_ = folder.string();
+    scalars_folder_ = folder.string() == *log_dir_ ? "" : folder.filename().string();
+  }
+
+  // The metric's name: the tag, or for an add_scalars subfolder's "reward" in reward_mean/, "reward/mean".
+  std::string_view metric_name(std::string_view tag) {
+    if (scalars_folder_.empty()) return tag;
+    std::optional<std::string> key = add_scalars_key(tag, scalars_folder_);
+    if (!key) return tag;
+    renamed_.assign(tag).append("/").append(*key);
+    return renamed_;
+  }
+
   void event(std::string_view data, uint64_t index, uint64_t offset) {
+    if (!located_) locate_file();
     double wall_time = NAN;
     int64_t step = 0;
     std::string_view summary_bytes;
@@ -304,7 +330,7 @@ class TensorBoardFormat final : public RecordFormat {
     }
     if (has_simple) {
       ++simple_values_;
-      context_.emitter.emit({}, tag, step, static_cast<double>(simple), wall_time, index);
+      context_.emitter.emit({}, metric_name(tag), step, static_cast<double>(simple), wall_time, index);
       return;
     }
     if (!has_tensor) return;
@@ -316,7 +342,7 @@ class TensorBoardFormat final : public RecordFormat {
       return;
     }
     ++tensor_values_;
-    context_.emitter.emit({}, tag, step, number, wall_time, index);
+    context_.emitter.emit({}, metric_name(tag), step, number, wall_time, index);
   }
 
   void bad_event(uint64_t index, uint64_t offset, const std::string& why) {
@@ -328,6 +354,9 @@ class TensorBoardFormat final : public RecordFormat {
   ReadContext& context_;
   TfRecordFramer framer_;
   std::string file_version_;
+  bool located_ = false;
+  std::optional<std::string> log_dir_;
+  std::string scalars_folder_, renamed_;
   std::unordered_map<std::string, std::string> plugins_;  // tag -> plugin name, from the tag's first metadata
   uint64_t simple_values_ = 0;
   uint64_t tensor_values_ = 0;
