@@ -220,7 +220,8 @@ class ZstdSource final : public ByteSource {
 // then reads on from it.
 class PrefixedSource final : public ByteSource {
  public:
-  PrefixedSource(std::string head, std::unique_ptr<ByteSource> inner) : head_(std::move(head)), inner_(std::move(inner)) {}
+  PrefixedSource(std::string head, std::unique_ptr<ByteSource> inner)
+      : head_(std::move(head)), inner_(std::move(inner)) {}
   size_t read(char* buffer, size_t capacity) override {
     if (pos_ < head_.size()) {
       size_t n = std::min(capacity, head_.size() - pos_);
@@ -334,7 +335,9 @@ Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
   }
   head.resize(got);
   const auto* b = reinterpret_cast<const unsigned char*>(head.data());
-  if (got >= 2 && b[0] == 0x1f && b[1] == 0x8b) return {decode_utf16(std::make_unique<GzipSource>(std::move(fd), head))};
+  if (got >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+    return {decode_utf16(std::make_unique<GzipSource>(std::move(fd), head))};
+  }
   if (got >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) {
     return {decode_utf16(std::make_unique<ZstdSource>(std::move(fd), head))};
   }
