@@ -103,25 +103,25 @@ bool has_wandb_log(const fs::path& run_dir) {
   }
   return false;
 }
-}  // namespace
 
-namespace {
-
-// The event files directly in `dir`, oldest first: events.out.tfevents.<seconds since 1970>.<host>.<pid>.<n>, with
-// ten-digit seconds, so names sort by time.
-std::vector<std::string> event_files_in(const fs::path& dir, bool& has_folders) {
-  std::vector<std::string> files;
-  has_folders = false;
+// What a folder directly holds: its event files, oldest first (events.out.tfevents.<seconds since 1970>.<host>.<pid>.
+// <n>, with ten-digit seconds, so names sort by time), and its subfolders.
+struct EventFolder {
+  std::vector<std::string> event_files, folders;
+};
+EventFolder event_folder(const fs::path& dir) {
+  EventFolder out;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     if (is_tensorboard_file(it->path().filename().string()) && it->is_regular_file(ec)) {
-      files.push_back(it->path().string());
+      out.event_files.push_back(it->path().string());
     } else if (it->is_directory(ec)) {
-      has_folders = true;
+      out.folders.push_back(it->path().string());
     }
   }
-  std::sort(files.begin(), files.end());
-  return files;
+  std::sort(out.event_files.begin(), out.event_files.end());
+  std::sort(out.folders.begin(), out.folders.end());
+  return out;
 }
 
 // The first tag an event file logs a scalar under (from its first 64 KiB).
@@ -169,30 +169,22 @@ std::optional<std::string> add_scalars_key(std::string_view tag, std::string_vie
 std::vector<std::string> tensorboard_log_files(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return {};
-  bool has_folders = false;
-  std::vector<std::string> files = event_files_in(dir, has_folders);
+  EventFolder log_dir = event_folder(dir);
+  std::vector<std::string>& files = log_dir.event_files;
   if (files.empty()) return {};
   // torch's and tensorboardX's add_scalars("reward", {"mean": m, "std": s}) write each key into a subfolder of the
   // log dir, reward_mean/ and reward_std/, under the one tag "reward": a subfolder holding only event files whose tag
   // names it so is part of this run (TensorBoardFormat reads the key back as reward/mean). Other subfolders (an eval
   // writer, HF's hparams folder) are runs of their own.
-  if (has_folders) {
-    std::vector<std::string> subfolders;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      if (it->is_directory(ec)) subfolders.push_back(it->path().string());
-    }
-    std::sort(subfolders.begin(), subfolders.end());
-    for (const auto& sub : subfolders) {
-      bool nested = false;
-      std::vector<std::string> sub_files = event_files_in(sub, nested);
-      if (nested || sub_files.empty()) continue;
-      std::string folder = fs::path(sub).filename().string();
-      if (!add_scalars_key(first_scalar_tag(sub_files.front()), folder)) continue;
-      files.insert(files.end(), sub_files.begin(), sub_files.end());
-    }
+  for (const auto& sub : log_dir.folders) {
+    EventFolder scalars = event_folder(sub);
+    if (!scalars.folders.empty() || scalars.event_files.empty()) continue;
+    std::string folder = fs::path(sub).filename().string();
+    if (!add_scalars_key(first_scalar_tag(scalars.event_files.front()), folder)) continue;
+    files.insert(files.end(), scalars.event_files.begin(), scalars.event_files.end());
   }
   if (files.size() < 2) files.clear();
-  return files;
+  return std::move(files);
 }
 
 std::vector<std::string> wandb_run_files(const std::string& file) {
