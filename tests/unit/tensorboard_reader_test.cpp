@@ -240,6 +240,29 @@ TEST(TensorBoardReader, AddScalarsSubfoldersArePartOfTheirLogDirsRun) {
   EXPECT_NE(runs->at(1).find("eval/loss"), nullptr);
 }
 
+// A Trainer's output_dir with report_to="tensorboard": the log is in runs/<date>_<host>/ and again in
+// trainer_state.json (top level and per checkpoint). That is one run, the events'; a state file with no log dir
+// beside it is the run.
+TEST(TensorBoardReader, ATrainersOutputDirIsOneRunItsEvents) {
+  TempDir dir;
+  std::string events = file_version_record();
+  for (int step = 1; step <= 12; ++step) {
+    events += frame(event(1.7e9 + step, step, simple_value("train/kl", 0.01f * static_cast<float>(step))));
+  }
+  std::string state = R"({"log_history": [{"step": 5, "kl": 0.05}, {"step": 10, "kl": 0.1}]})";
+  dir.write("out/runs/Nov28_08-00-00_host/events.out.tfevents.1700000000.host.1.0", events);
+  dir.write("out/checkpoint-10/trainer_state.json", state);
+  dir.write("out/trainer_state.json", state);
+  dir.write("other/checkpoint-10/trainer_state.json", state);
+  auto runs = rldk::read_runs(dir.path(""));
+  ASSERT_TRUE(runs.ok()) << rldk::to_string(runs.error());
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ(runs->at(0).run_id, "other");
+  EXPECT_EQ(runs->at(0).find("policy/kl")->size(), 2u);
+  EXPECT_EQ(runs->at(1).run_id, "Nov28_08-00-00_host");
+  EXPECT_EQ(runs->at(1).find("policy/kl")->size(), 12u);
+}
+
 TEST(TensorBoardReader, GarbageAfterTheNameIsReportedNotCrashed) {
   std::string garbage(1000, '\x5A');
   ReadOutput out = read_text(garbage, "events.out.tfevents.1.h");

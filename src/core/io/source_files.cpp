@@ -300,7 +300,6 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     }
     else if ((ext == ".db" || ext == ".sqlite") && is_sqlite_file(p.string())) files.push_back(p.string());  // MLflow
   }
-  for (auto& [root, choice] : trainer_states) files.push_back(choice.second);
   // A W&B run resumed later is read with its first log (wandb_run_files): its later logs are no entries of their own.
   std::set<std::string> resumed;
   for (const auto& f : files) {
@@ -326,6 +325,15 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     for (const auto& f : group) grouped.insert(fs::path(f).parent_path().string());
     std::erase_if(files, [&](const std::string& f) { return std::find(group.begin(), group.end(), f) != group.end(); });
     files.push_back(dir);
+  }
+  // A Trainer's output_dir holds its log twice: trainer_state.json (log_history, as of the last save) and, with
+  // report_to tensorboard, output_dir/runs/<date>_<host>/ event files (every log call, up to a crash). The events
+  // are the run; the state file is read where no such log dir is beside it.
+  for (auto& [root, choice] : trainer_states) {
+    std::string runs_dir = (fs::path(root) / "runs").string() + "/";
+    bool logged_to_tensorboard = std::any_of(event_dirs.begin(), event_dirs.end(),
+                                             [&](const std::string& dir) { return dir.rfind(runs_dir, 0) == 0; });
+    if (!logged_to_tensorboard) files.push_back(choice.second);
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) {
