@@ -478,3 +478,75 @@ def test_mlflow_bad_metric_lines_are_located(tmp_path):
     assert run["policy/kl"].values[-1] == 0.7
     (d,) = [d for d in run.diagnostics if d["kind"] == "mlflow_bad_line"]
     assert d["file"] == kl_file and d["line"] == 6
+
+
+# ---------------------------------------------------------------- Parquet / Feather metric tables
+
+def wandb_history_frame():
+    """A table shaped as W&B's `run.history()` returns it: one row per step, `_step`/`_runtime`/`_timestamp`, and
+    NaN where a metric was not logged at that step (the eval score every 5 steps)."""
+    pd = pytest.importorskip("pandas")
+    steps = np.arange(40)
+    return pd.DataFrame({
+        "_step": steps, "_runtime": steps * 2.5, "_timestamp": 1_700_000_000 + steps * 2.5,
+        "train/kl": 0.01 * steps, "train/reward": np.linspace(0.1, 0.9, 40),
+        "eval/score": [0.5 + 0.01 * s if s % 5 == 0 else np.nan for s in steps],
+    })
+
+
+def test_a_wandb_history_export_reads_as_a_run(tmp_path):
+    frame = wandb_history_frame()
+    frame.to_parquet(tmp_path / "history.parquet")
+    indexed = frame.copy()
+    indexed.index = indexed.index ** 2  # not a range: pandas keeps it as a column, __index_level_0__
+    indexed.to_parquet(tmp_path / "indexed.parquet")
+    frame.to_feather(tmp_path / "history.feather")
+    for name in ("history.parquet", "indexed.parquet", "history.feather"):
+        run = read_run(tmp_path / name)
+        assert run.format == ("arrow" if name.endswith("feather") else "parquet"), name
+        assert run["policy/kl"].steps == list(range(40)) and same(run["policy/kl"].values[3], 0.03), name
+        score = run["eval/score"]
+        assert score.steps == list(range(0, 40, 5)) and score.values == [0.5 + 0.01 * s for s in range(0, 40, 5)]
+        assert not any(k.startswith("__index_level") or k == "_runtime" for k in run.series), sorted(run.series)
+        assert run.diagnostic_counts == {}, name
+
+
+def test_a_polars_table_keeps_its_nan_and_nulls_are_not_values(tmp_path):
+    pl = pytest.importorskip("polars")
+    pl.DataFrame({"step": [1, 2, 3, 4], "loss": [0.5, float("nan"), 0.4, None],
+                  "run": ["a", "a", "a", "a"]}).write_parquet(tmp_path / "metrics.parquet")
+    run = read_run(tmp_path / "metrics.parquet")
+    loss = run["train/loss"]
+    assert loss.steps == [1, 2, 3] and same(loss.values[1], NAN)
+
+
+def test_a_folder_reads_a_metrics_table_but_not_completion_samples(tmp_path):
+    wandb_history_frame().to_parquet(tmp_path / "run_history.parquet")
+    pd = pytest.importorskip("pandas")
+    (tmp_path / "completions").mkdir()
+    pd.DataFrame({"step": [5, 5], "prompt": ["a", "b"], "completion": ["x", "y"], "reward": [1.0, 0.0],
+                  "advantage": [0.5, -0.5]}).to_parquet(tmp_path / "completions" / "completions_00005.parquet")
+    runs = read_runs(tmp_path)
+    assert [r.run_id for r in runs] == ["run_history"]
+
+
+def test_damaged_tables_are_an_error_not_a_crash(tmp_path):
+    frame = wandb_history_frame()
+    frame["note"] = ["step %d" % s for s in range(len(frame))]  # a string column: offsets a damaged file can break
+    frame.to_parquet(tmp_path / "history.parquet")
+    data = (tmp_path / "history.parquet").read_bytes()
+    for cut in (8, len(data) // 2, len(data) - 3):
+        (tmp_path / "cut.parquet").write_bytes(data[:cut])
+        proc = subprocess.run([rldk_bin(), "info", str(tmp_path / "cut.parquet")], capture_output=True, text=True)
+        assert proc.returncode != 0 and "cut.parquet" in proc.stderr and "Parquet" in proc.stderr, proc.stderr
+    # Feather's batches are used as stored: flipped bytes in the offsets must be caught, not followed.
+    frame.to_feather(tmp_path / "history.feather", compression="uncompressed")
+    data = (tmp_path / "history.feather").read_bytes()
+    rng = random.Random(7)
+    for trial in range(60):
+        damaged = bytearray(data)
+        for _ in range(3):
+            damaged[rng.randrange(8, len(data) - 8)] ^= 1 << rng.randrange(8)
+        (tmp_path / "flipped.feather").write_bytes(bytes(damaged))
+        proc = subprocess.run([rldk_bin(), "info", str(tmp_path / "flipped.feather")], capture_output=True, text=True)
+        assert proc.returncode in (0, 2), (trial, proc.returncode, proc.stderr)

@@ -22,13 +22,13 @@ const std::set<std::string> GENERIC_STEMS = {"trainer_state", "metrics", "progre
                                              "train", "training", "output", "stdout", "stderr", "console",
                                              "history", "run", "debug", "scalars"};
 
-// A JSON document a training script dumped its step records into, found in a folder by a word of its name: log,
+// A JSON document (or a Parquet/Feather table) a training script dumped its step records into, found in a folder by a word of its name: log,
 // history, metrics, stats, trajectory (training_log.json, dpo_history.json, step_stat_history.json: real runs commit
 // such dumps beside their code). Whole words, split at '_', '-', '.' and blanks: a fault label file
 // (logprob_mismatch.labels.json) or a catalog is no log. Other .json files in a project folder are settings
 // (config.json, tokenizer.json, logging_config.json) whose numbers would read as a one-step run, so a name with a
 // word that says settings is left out.
-bool is_json_log_name(std::string stem) {
+bool is_log_document_name(std::string stem) {
   std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return std::tolower(c); });
   static const std::set<std::string> LOG_WORDS = {"log", "logs", "history", "metric", "metrics", "stats", "trajectory"};
   static const std::set<std::string> SETTINGS_WORDS = {"config", "configs", "settings", "tokenizer", "vocab", "index",
@@ -295,7 +295,9 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
       continue;
     }
     if (ext == ".ipynb" && notebook.empty()) notebook = p.string();
-    if (LOG_EXTENSIONS.count(ext) || is_binary_run_file(name) || (ext == ".json" && is_json_log_name(stem))) {
+    // Tables (Parquet, Feather) by the same words as JSON dumps: TRL's completions_00005.parquet are samples.
+    bool log_document = (ext == ".json" || ext == ".parquet" || ext == ".feather") && is_log_document_name(stem);
+    if (LOG_EXTENSIONS.count(ext) || is_binary_run_file(name) || log_document) {
       files.push_back(p.string());
     }
     else if ((ext == ".db" || ext == ".sqlite") && is_sqlite_file(p.string())) files.push_back(p.string());  // MLflow
@@ -343,8 +345,8 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
         notebook.empty() ? "" : "; it holds a Jupyter notebook: name it to read its outputs (" + notebook + ")";
     return Error{ErrorCode::unrecognized,
                  "no run logs found in this directory (looked for .jsonl, .csv, .tsv, .log, .txt, "
-                 "trainer_state.json, .json files with log, history, metrics, stats or trajectory in the name, also "
-                 "gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B run-*.wandb logs, MLflow mlruns/ "
+                 "trainer_state.json, .json, .parquet and .feather files with log, history, metrics, stats or "
+                 "trajectory in the name, also gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B run-*.wandb logs, MLflow mlruns/ "
                  "run folders and mlflow.db SQLite stores)" + hint,
                  path};
   }

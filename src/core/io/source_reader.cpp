@@ -9,6 +9,7 @@
 #include "io/read_each_file.h"
 #include "io/record_format.h"
 #include "io/source_files.h"
+#include "io/table_run.h"
 #include "rldk/reader.h"
 
 namespace rldk {
@@ -38,8 +39,8 @@ class OffsetSink final : public PointSink {
 Result<uint32_t> what_was_read(const StreamReader& reader, const std::string& path, const Diagnostics& diagnostics) {
   if (reader.binary()) {
     return Error{ErrorCode::unrecognized,
-                 "binary data, not a run log (expected JSONL, CSV, JSON, console text, a TensorBoard event file or a "
-                 "W&B .wandb log)",
+                 "binary data, not a run log (expected JSONL, CSV, JSON, console text, a Parquet or Feather table, a "
+                 "TensorBoard event file or a W&B .wandb log)",
                  path};
   }
   if (reader.points() == 0) {
@@ -63,6 +64,12 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
   // MLflow's stores are not byte streams: a folder of metric files, or a SQLite database.
   if (io::is_mlflow_run_dir(path)) return io::read_mlflow_run_dir(path, options, sink, diagnostics);
   if (path != "-" && io::is_sqlite_file(path)) return io::read_mlflow_sqlite(path, options, sink, diagnostics);
+  // Parquet and Arrow tables are read by Arrow, which needs the whole file (a footer indexes it), not a stream.
+  if (path != "-" && io::is_table_file(path)) {
+    ReadOptions opts = options;
+    if (opts.run_id.empty()) opts.run_id = io::default_run_id(path);
+    return io::read_table_run(path, opts, sink, diagnostics);
+  }
   // A run resumed into new files is one run, its files read in order as one stream of records: the event files of
   // a TensorBoard log dir, a W&B run log and the logs of the same run resumed later.
   std::vector<std::string> files;
