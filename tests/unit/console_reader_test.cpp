@@ -1590,6 +1590,29 @@ TEST(ConsoleChoice, AStepLabelThatKeepsStartingOverIsNoRunStep) {
   EXPECT_NE(out.detail.find("`name is value` phrases (300 lines"), std::string::npos) << out.detail;
 }
 
+// The same phrases printed through Python's logging: its prefix (a timestamp and level, or basicConfig's default
+// "INFO:root:") is not part of the clauses, and a step label in it dates them. Prose with a clause or two is no record.
+TEST(ConsoleChoice, PhrasesBehindALoggingPrefix) {
+  for (std::string prefix : {"2025-03-01 10:00:00,123 - INFO - ", "INFO:root:", "[rank0] 10:00:01 | "}) {
+    std::string text =
+        prefix + "The loss is 0.5 and the kl is 0.2\n" + prefix + "Memory usage is 12.3 and batch size is 8\n";
+    for (int update = 1; update <= 5; ++update) {
+      text += prefix + "grpo_loss is -0.0" + std::to_string(update) + " and kl is 0." + std::to_string(update) + "\n";
+    }
+    ReadOutput out = read_text(text, "train.log");
+    const rldk::Run& run = only_run(out);
+    EXPECT_TRUE(has_series(run, "policy/kl", {1, 2, 3, 4, 5}, {0.1, 0.2, 0.3, 0.4, 0.5})) << prefix << out.detail;
+    EXPECT_EQ(run.series.size(), 2u) << prefix << out.detail;
+  }
+  std::string stepped;
+  for (int step = 10; step <= 50; step += 10) {
+    stepped += "2025-03-01 10:00:00 INFO Step " + std::to_string(step) + ": loss is 0.5, and reward is 0.25\n";
+  }
+  ReadOutput out = read_text(stepped, "train.log");
+  EXPECT_TRUE(has_series(only_run(out), "reward/mean", {10, 20, 30, 40, 50}, {0.25, 0.25, 0.25, 0.25, 0.25}))
+      << out.detail;
+}
+
 // "[step 1] loss=0.1386 rewards(c/r)=-0.03/-0.02": one key naming two quantities and their two values are two
 // metrics (rewards/c and rewards/r, the chosen and rejected implicit rewards), not a pair that is dropped.
 TEST(ConsoleFields, AKeyNamingTwoQuantitiesGivesBothValues) {

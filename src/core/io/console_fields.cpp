@@ -440,7 +440,13 @@ Match parse_phrases(std::string_view s, FlatRecord& record, const MetricDictiona
   record.clear();
   size_t clauses = 0;
   std::optional<int64_t> step;
-  size_t i = 0;
+  // The clauses run to the end of the line from the word before the first " is ": what comes before them is a
+  // logger's prefix ("2025-01-02 10:00:00,123 - INFO - grpo_loss is ..."), which may carry the step ("Step 10: ").
+  // Python logging's default format ends its prefix with a colon: "INFO:root:grpo_loss is ...".
+  size_t i = s.find(" is ");
+  if (i == std::string_view::npos) return {};
+  while (i > 0 && is_key_char(s[i - 1])) --i;
+  std::string_view prefix = s.substr(0, i);
   auto skip_spaces = [&] {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
   };
@@ -478,6 +484,10 @@ Match parse_phrases(std::string_view s, FlatRecord& record, const MetricDictiona
   }
   if (clauses < MIN_CLAUSES || record.fields.empty()) return {};
   if (step) return Match::record_of(Shape::phrases, StepFrom::label, step);
+  auto is_step_word = [&](std::string_view word) { return is_step_key(word, dictionary); };
+  if (auto label = find_step_label(prefix, is_step_word)) {
+    return Match::record_of(Shape::phrases, label->from_counter ? StepFrom::counter : StepFrom::label, label->step);
+  }
   return Match::record_of(Shape::phrases, StepFrom::none);
 }
 
