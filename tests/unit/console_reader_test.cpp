@@ -97,6 +97,31 @@ TEST(ConsoleHf, DictsWithAStepUseIt) {
   EXPECT_EQ(run.meta.count("step_source"), 0u);
 }
 
+// ms-swift logs its step as progress, 'global_step/max_steps': '5/45', beside progress strings ('11.11%', '1m 35s')
+// that are no settings: the dict is the training metrics at step 5, also after a tqdm bar on the same line and with
+// every value a string. Its eval dict at the same step does not repeat the epoch.
+TEST(ConsoleHf, MsSwiftDictsCarryTheirStepAsProgress) {
+  std::string text = "[INFO:swift] rank: 0, local_rank: 0, world_size: 4\n";
+  for (int step = 5; step <= 15; step += 5) {
+    std::string at = std::to_string(step);
+    text += "Train:  11%|#         | " + at + "/45 [01:35<12:44, 19.1s/it]{'loss': '0.0" + at + "', 'reward': 0." + at +
+            ", 'kl': 0.001, 'epoch': 0." + at + ", 'global_step/max_steps': '" + at +
+            "/45', 'percentage': '11.11%', 'elapsed_time': '1m 35s', 'remaining_time': '12m 44s', 'memory(GiB)': "
+            "21.86, 'train_speed(iter/s)': 0.010467}\n";
+  }
+  text += "{'eval_loss': 0.5, 'epoch': 0.15, 'global_step/max_steps': '15/45', 'percentage': '33.33%', "
+          "'elapsed_time': '6m 0s', 'remaining_time': '8m 0s'}\n";
+  ReadOutput out = read_text(text, "train.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "reward/mean", {5, 10, 15}, {0.5, 0.10, 0.15})) << out.detail;
+  EXPECT_TRUE(has_series(run, "train/loss", {5, 10, 15}, {0.05, 0.010, 0.015})) << out.detail;
+  EXPECT_TRUE(has_series(run, "train/epoch", {5, 10, 15}, {0.5, 0.10, 0.15})) << out.detail;
+  EXPECT_TRUE(has_series(run, "eval/loss", {15}, {0.5})) << out.detail;
+  for (const char* progress : {"percentage", "elapsed_time", "remaining_time", "global_step/max_steps"}) {
+    EXPECT_EQ(run.find(progress), nullptr) << progress;
+  }
+}
+
 TEST(ConsoleHf, WithoutCountersDictsAreNumberedByLogCall) {
   ReadOutput out = read_text(
       "{'loss': 0.9, 'epoch': 0.1}\n{'eval_loss': 1.0, 'epoch': 0.1}\n{'loss': 0.8, 'epoch': 0.2}\n", "train.log");

@@ -115,6 +115,27 @@ TEST(JsonlWide, ObjectsWrittenBackToBackOnOneLineAreEachARecord) {
       << out.diagnostics.examples()[0].message;
 }
 
+// ms-swift's logging.jsonl carries the step as progress ("global_step/max_steps": "5/60"); LLaMA-Factory's
+// trainer_log.jsonl its progress beside the step. Progress is no metric.
+TEST(JsonlWide, ProgressFieldsGiveTheStepAndAreNoMetrics) {
+  ReadOutput swift = read_text(
+      R"({"loss": 0.37, "epoch": 0.08, "global_step/max_steps": "1/60", "percentage": "1.67%", "elapsed_time": "43s", "remaining_time": "41m 48s"}
+{"loss": 0.29, "epoch": 0.43, "global_step/max_steps": "5/60", "percentage": "8.33%", "elapsed_time": "3m 53s", "remaining_time": "42m 43s"}
+)",
+      "logging.jsonl");
+  const rldk::Run& run = only_run(swift);
+  EXPECT_TRUE(has_series(run, "train/loss", {1, 5}, {0.37, 0.29})) << names_of(run);
+  EXPECT_EQ(run.series.size(), 2u) << names_of(run);
+  ReadOutput factory = read_text(
+      R"({"current_steps": 10, "total_steps": 100, "loss": 1.2, "lr": 1e-05, "epoch": 0.1, "percentage": 10.0, "elapsed_time": "0:01:02", "remaining_time": "0:09:18"}
+{"current_steps": 20, "total_steps": 100, "loss": 1.1, "lr": 1e-05, "epoch": 0.2, "percentage": 20.0, "elapsed_time": "0:02:02", "remaining_time": "0:08:18"}
+)",
+      "trainer_log.jsonl");
+  const rldk::Run& factory_run = only_run(factory);
+  EXPECT_TRUE(has_series(factory_run, "train/loss", {10, 20}, {1.2, 1.1})) << names_of(factory_run);
+  EXPECT_EQ(factory_run.series.size(), 3u) << names_of(factory_run);
+}
+
 TEST(JsonlWide, NullOnAnUnknownFieldIsNoValue) {
   ReadOutput out = read_text(R"({"step": 1, "reward": 0.5, "turns_to_failure": null}
 {"step": 2, "reward": 0.7, "turns_to_failure": 3}

@@ -162,7 +162,11 @@ Match DictLines::bare(uint64_t line, FlatRecord& record) {
     return Match::of(Match::Kind::consumed);
   }
   if (is_config(record)) return Match::of(Match::Kind::config);
-  if (has_step) return Match::record_of(Shape::hf_dict, StepFrom::field);
+  if (has_step) {
+    // An eval dict that carries its step (ms-swift's 'global_step/max_steps') repeats the training dict's epoch.
+    if (eval) std::erase_if(record.fields, [&](const FlatField& f) { return record.key(f) == "epoch"; });
+    return Match::record_of(Shape::hf_dict, StepFrom::field);
+  }
   // Held by HfSteps until their steps are known, then offered.
   if (eval) steps_.eval(record, line);
   else steps_.training(record, line, epoch);

@@ -64,6 +64,16 @@ bool RecordInterpreter::value_of(const FlatRecord& record, const FlatField& fiel
   return false;
 }
 
+// A step logged as progress, "N/M" (ms-swift's 'global_step/max_steps': '5/45'): the step is N.
+bool RecordInterpreter::counter_of(const FlatRecord& record, const FlatField& field, double& value) {
+  if (field.kind != ValueKind::string) return false;
+  std::string_view text = record.str(field);
+  size_t slash = text.find('/');
+  double total = 0;
+  return slash != std::string_view::npos && parse_number(text.substr(0, slash), value) &&
+         parse_number(text.substr(slash + 1), total);
+}
+
 double RecordInterpreter::time_of(const FlatRecord& record, const FlatField& field, uint64_t line) {
   double t = NO_TIME;
   if (field.kind == ValueKind::number && std::isfinite(field.number)) return epoch_seconds_from_number(field.number);
@@ -205,7 +215,7 @@ std::optional<int64_t> RecordInterpreter::wide(const FlatRecord& record, uint64_
   last_had_step_ = step_field != nullptr;
   if (step_field != nullptr) {
     double raw = 0;
-    if (!value_of(record, *step_field, raw) || !step_from_number(raw, step)) {
+    if (!(value_of(record, *step_field, raw) || counter_of(record, *step_field, raw)) || !step_from_number(raw, step)) {
       context_.diagnose("bad_step", line,
                         "step " + describe(record, *step_field) +
                             " is not an integer within +-2^53; record skipped");

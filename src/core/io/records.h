@@ -90,6 +90,7 @@ class RecordInterpreter {
   std::string_view without_stats_container(std::string_view name) const;
   static std::string_view strip(std::string_view key, std::string_view prefix);
   bool value_of(const FlatRecord& record, const FlatField& field, double& value) const;
+  static bool counter_of(const FlatRecord& record, const FlatField& field, double& value);
   double time_of(const FlatRecord& record, const FlatField& field, uint64_t line);
 
   ReadContext& context_;
