@@ -550,6 +550,31 @@ TEST(ConsoleBlock, StepHeaderThenOneMetricALine) {
 // What a block is not: a step line with metrics of its own is no header (its per-sample prints stay out of it, and
 // a line just below it continues it as before); a name printed again with another value is a per-sample value; an
 // evaluation section or a step word with no step ends the block; a banner is a header.
+// NeMo-RL prints a banner per step, then its results and timings as bulleted lines; a timing is a duration with its
+// share of the step in parentheses.
+TEST(ConsoleBlock, BulletedResultsAndTimingsUnderABanner) {
+  std::string text;
+  for (int step = 1; step <= 4; ++step) {
+    std::string at = std::to_string(step);
+    text += "========================= Step " + at + "/100 =========================\n"
+            "\xe2\x96\xb6 Generating responses for batch of size 32...\n"
+            "Logged data to logs/exp_001/train_data_step" + at + ".jsonl\n\n"
+            "\xf0\x9f\x93\x8a Training Results:\n"
+            "  \xe2\x80\xa2 Loss: 0.0" + at + "00\n"
+            "  \xe2\x80\xa2 Avg Reward: 0." + at + "000\n"
+            "  \xe2\x80\xa2 Mean Generation Length: 31" + at + ".0000\n\n"
+            "\xe2\x8f\xb1\xef\xb8\x8f  Timing:\n"
+            "  \xe2\x80\xa2 Total step time: 4" + at + ".50s\n"
+            "  \xe2\x80\xa2 generation: 20.00s (44.5%)\n\n";
+  }
+  ReadOutput out = read_text(text, "grpo.log");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "reward/mean", {1, 2, 3, 4}, {0.1, 0.2, 0.3, 0.4})) << out.detail;
+  EXPECT_TRUE(has_series(run, "response/length_mean", {1, 2, 3, 4}, {311, 312, 313, 314})) << out.detail;
+  EXPECT_TRUE(has_series(run, "Total step time", {1, 2, 3, 4}, {41.5, 42.5, 43.5, 44.5})) << out.detail;
+  EXPECT_TRUE(has_series(run, "generation", {1, 2, 3, 4}, {20, 20, 20, 20})) << out.detail;
+}
+
 TEST(ConsoleBlock, WhatABlockIsNot) {
   std::string own, samples, banner;
   for (int i = 1; i <= 6; ++i) {

@@ -23,14 +23,27 @@ bool is_name(std::string_view name) {
   return true;
 }
 
-// A number, or a percentage ("0.000%", "5.0%") as the fraction it is.
+// A number, a percentage ("0.000%", "5.0%") as the fraction it is, or a duration ("45.23s") in seconds. A share in
+// parentheses after it ("20.11s (44.5%)", NeMo-RL's timing lines) is about the value, not part of it.
 bool parse_value(std::string_view text, double& value) {
   text = trim(text);
+  if (!text.empty() && text.back() == ')') {
+    size_t open = text.rfind(" (");
+    if (open != std::string_view::npos) text = trim(text.substr(0, open));
+  }
   bool percent = !text.empty() && text.back() == '%';
   if (percent) text.remove_suffix(1);
-  if (!parse_number(text, value)) return false;
+  if (!(percent ? parse_number(text, value) : parse_measure(text, value))) return false;
   if (percent) value /= 100.0;
   return true;
+}
+
+// A bullet before a result ("  • Loss: 0.0123", NeMo-RL's) is not part of the name. Only the typographic bullet: the
+// Markdown list items a model writes into its answers ("* Items per hour: 40" under "**Step 1: ...**") are no
+// metrics of a step.
+std::string_view without_bullet(std::string_view text) {
+  constexpr std::string_view BULLET = "\u2022 ";
+  return text.starts_with(BULLET) ? trim(text.substr(BULLET.size())) : text;
 }
 
 // The first word, lower-cased comparison: an evaluation section ("Eval at step 10", "Validation:", "Testing ...")
@@ -195,7 +208,7 @@ Match BlockLines::member_line(std::string_view s, const MetricDictionary& dictio
   if (!open_) return {};
   // Members are taken from the block's lines; any other line (a per-sample print, a blank log message) is left to the
   // other shapes and does not end the block.
-  std::string_view text = trim(message(s));
+  std::string_view text = without_bullet(trim(message(s)));
   if (step_label(text, dictionary).kind != Label::Kind::none) return {};  // "Step 30: loss=0.1" is another shape's
   if (member(text, dictionary)) return Match::of(Match::Kind::consumed);
   return {};
