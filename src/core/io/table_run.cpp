@@ -1,5 +1,6 @@
 #include "io/table_run.h"
 
+#include <filesystem>
 #include <fstream>
 #include <string_view>
 #include <vector>
@@ -89,6 +90,9 @@ std::string_view magic_of(const std::string& path, char (&head)[6]) {
 }  // namespace
 
 bool is_table_file(const std::string& path) {
+  // Only a regular file can be a table; opening a FIFO or a device here would block or never end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   char head[6];
   std::string_view magic = magic_of(path, head);
   return magic.starts_with("PAR1") || magic == "ARROW1";
