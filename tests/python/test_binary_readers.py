@@ -480,7 +480,7 @@ def test_mlflow_bad_metric_lines_are_located(tmp_path):
     assert d["file"] == kl_file and d["line"] == 6
 
 
-# ---------------------------------------------------------------- Parquet / Feather metric tables
+# ---------------------------------------------------------------- Metric tables: Parquet, Feather, JSON by column
 
 def wandb_history_frame():
     """A table shaped as W&B's `run.history()` returns it: one row per step, `_step`/`_runtime`/`_timestamp`, and
@@ -550,3 +550,34 @@ def test_damaged_tables_are_an_error_not_a_crash(tmp_path):
         (tmp_path / "flipped.feather").write_bytes(bytes(damaged))
         proc = subprocess.run([rldk_bin(), "info", str(tmp_path / "flipped.feather")], capture_output=True, text=True)
         assert proc.returncode in (0, 2), (trial, proc.returncode, proc.stderr)
+
+
+def test_json_dumped_by_column_reads_as_a_run(tmp_path):
+    """A loop's history kept as a dict of lists and json.dump'ed, and pandas' to_json layouts of the same table."""
+    pd = pytest.importorskip("pandas")
+    history = {"steps": [10, 20, 30, 40], "loss": [0.5, 0.4, float("nan"), 0.3], "kl": [0.01, 0.02, 0.03, 0.04],
+               "eval_acc": [0.2, 0.3]}  # evaluated every other log call: its own length, left out and reported
+    (tmp_path / "metrics.json").write_text(json.dumps(history))
+    (tmp_path / "pretty.json").write_text(json.dumps({"config": {"lr": 1e-5}, "history": history}, indent=2))
+    for name in ("metrics.json", "pretty.json"):
+        run = read_run(tmp_path / name)
+        assert run["policy/kl"].steps == [10, 20, 30, 40] and run["policy/kl"].values == [0.01, 0.02, 0.03, 0.04]
+        loss = run["train/loss"]
+        assert loss.steps == [10, 20, 30, 40] and same(loss.values[2], NAN), name
+        assert "eval_acc" not in run and run.diagnostic_counts == {"column_length": 1}, (name, run.diagnostic_counts)
+    frame = pd.DataFrame({"step": [10, 20, 30, 40], "loss": [0.5, 0.4, None, 0.3], "kl": [0.01, 0.02, 0.03, 0.04]})
+    layouts = {"columns": frame.to_json(), "indexed": frame.set_index("step").to_json(),
+               "split": frame.to_json(orient="split"), "split_indexed": frame.set_index("step").to_json(orient="split")}
+    for layout, text in layouts.items():
+        (tmp_path / (layout + ".json")).write_text(text)
+        run = read_run(tmp_path / (layout + ".json"))
+        assert run["policy/kl"].steps == [10, 20, 30, 40], (layout, text)
+        assert run["train/loss"].steps == [10, 20, 40], layout  # a null cell of a column is a value not logged
+        assert run.diagnostic_counts == {}, layout
+
+
+def test_a_record_with_a_list_beside_its_numbers_stays_a_record(tmp_path):
+    lines = [json.dumps({"step": s, "loss": 0.5, "rewards": [0.1, 0.9, 0.5]}) for s in (1, 2, 3)]
+    (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
+    run = read_run(tmp_path / "log.jsonl")
+    assert run["train/loss"].steps == [1, 2, 3]

@@ -81,6 +81,31 @@ TEST(TrainerState, HistoryUnderAnotherName) {
 
 // A project's export cut off inside its history (or in a series after it) keeps the history's records up to the cut;
 // before, the member was not recognised and the whole document read as one record with no metrics.
+// A pretty-printed history kept by column one level down (beside the run's config), and pandas' orient "split".
+TEST(JsonDocument, ColumnTables) {
+  ReadOutput nested = read_text(R"({
+  "config": {"lr": 1e-05, "model": "tiny"},
+  "history": {
+    "step": [1, 2, 3],
+    "reward": [0.1, 0.2, 0.3]
+  }
+}
+)",
+                                "training_log.json");
+  EXPECT_EQ(nested.format, rldk::Format::json_document);
+  EXPECT_TRUE(has_series(only_run(nested), "reward/mean", {1, 2, 3}, {0.1, 0.2, 0.3})) << nested.detail;
+  EXPECT_NE(nested.detail.find("column table"), std::string::npos) << nested.detail;
+  ReadOutput split = read_text(R"({
+  "columns": ["loss", "kl"],
+  "index": [5, 10],
+  "data": [[0.5, 0.01], [null, 0.02]]
+}
+)",
+                               "frame.json");
+  EXPECT_TRUE(has_series(only_run(split), "policy/kl", {5, 10}, {0.01, 0.02})) << split.detail;
+  EXPECT_TRUE(has_series(only_run(split), "train/loss", {5}, {0.5})) << split.detail;
+}
+
 TEST(TrainerState, HistoryUnderAnotherNameCutOff) {
   const std::string whole =
       "{\n\"learning_rate\": [{\"learning_rate\": 0.0, \"step\": 1}],\n"

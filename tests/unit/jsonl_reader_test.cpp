@@ -136,6 +136,27 @@ TEST(JsonlWide, ProgressFieldsGiveTheStepAndAreNoMetrics) {
   EXPECT_EQ(factory_run.series.size(), 3u) << names_of(factory_run);
 }
 
+// A run's history dumped by column on one line (json.dump of a dict of lists; pandas' to_json()): row i of the
+// columns is a record. A list of another length is reported, not read; a list beside numbers is part of a record.
+TEST(JsonlColumns, ADictOfListsIsATable) {
+  ReadOutput out = read_text(R"({"steps": [10, 20, 30], "loss": [0.5, null, 0.3], "kl": ["0.01", "0.02", "0.03"], "eval": [1]})"
+                             "\n",
+                             "metrics.json");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "policy/kl", {10, 20, 30}, {0.01, 0.02, 0.03})) << names_of(run);
+  EXPECT_TRUE(has_series(run, "train/loss", {10, 30}, {0.5, 0.3})) << names_of(run);
+  EXPECT_EQ(run.find("eval"), nullptr);
+  EXPECT_EQ(out.diagnostics.counts().at("column_length"), 1u);
+  ReadOutput pandas = read_text(R"({"loss":{"10":0.5,"20":0.4},"kl":{"10":0.01,"20":0.02}})"
+                                "\n",
+                                "frame.json");
+  EXPECT_TRUE(has_series(only_run(pandas), "policy/kl", {10, 20}, {0.01, 0.02})) << pandas.detail;
+  ReadOutput record = read_text(R"({"step": 1, "loss": 0.5, "rewards": [0.1, 0.9]})"
+                                "\n",
+                                "log.jsonl");
+  EXPECT_TRUE(has_series(only_run(record), "train/loss", {1}, {0.5}));
+}
+
 TEST(JsonlWide, NullOnAnUnknownFieldIsNoValue) {
   ReadOutput out = read_text(R"({"step": 1, "reward": 0.5, "turns_to_failure": null}
 {"step": 2, "reward": 0.7, "turns_to_failure": 3}

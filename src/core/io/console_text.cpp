@@ -83,16 +83,6 @@ bool parse_measure(std::string_view text, double& value) {
   return false;
 }
 
-void append_number(FlatRecord& record, std::string_view key, double value) {
-  FlatField f{};
-  f.key_begin = static_cast<uint32_t>(record.arena.size());
-  record.arena.append(key);
-  f.key_len = static_cast<uint32_t>(key.size());
-  f.kind = ValueKind::number;
-  f.number = value;
-  record.fields.push_back(f);
-}
-
 bool append_scalar(FlatRecord& record, std::string_view key, std::string_view value_text) {
   LenientParser parser(value_text);
   ValueKind kind;

@@ -87,8 +87,6 @@ std::optional<int64_t> leading_bracket_counter(std::string_view before_values);
 // A number, or a duration in seconds as a loop prints one ("2.6s", "340ms"), in seconds.
 bool parse_measure(std::string_view text, double& value);
 
-// Appends a number field to a record built from text (keys are copied into the arena).
-void append_number(FlatRecord& record, std::string_view key, double value);
 // Appends a field whose value text is a Python scalar (np.float64(x), None, True, tensor(x)); false (and nothing
 // appended) for text values and trailing garbage.
 bool append_scalar(FlatRecord& record, std::string_view key, std::string_view value_text);

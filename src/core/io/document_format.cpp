@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "io/column_table.h"
 #include "io/line_format.h"
 #include "model/json_text.h"
 
@@ -72,6 +73,10 @@ class DocumentFormat final : public LineFormat {
     LenientParser probe(text_);
     history_key_ = text_.find("\"log_history\"") != std::string::npos ? "log_history" : history_member();
     bool has_history = !history_key_.empty();
+    if (!has_history && read_column_table(text_, records_, context_, first_line_)) {
+      kind_ = "column table";
+      return true;
+    }
     if (!has_history) {
       kind_ = "single record";
       record_.clear();

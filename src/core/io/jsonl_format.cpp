@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "io/column_table.h"
 #include "io/line_format.h"
 
 namespace rldk::io {
@@ -35,7 +36,7 @@ class JsonlFormat final : public LineFormat {
                               error.message);
         return;
       }
-      record(number);
+      if (!column_table(text.substr(0, end), number)) record(number);
       if (ok && !cut) return;
       text.remove_prefix(end);
       consumed += end;
@@ -75,10 +76,23 @@ class JsonlFormat final : public LineFormat {
     }
   }
 
+  // A whole run dumped by column on one line ({"step": [...], "loss": [...]}: json.dump of a dict of lists, pandas'
+  // to_json): no number of its own, only lists or nested objects. A line with numbers beside a list is a record.
+  bool column_table(std::string_view object, uint64_t number) {
+    bool candidate = record_.skipped_lists > 0;
+    for (const auto& f : record_.fields) {
+      if (f.depth == 0 && (f.kind == ValueKind::number || f.kind == ValueKind::boolean)) return false;
+      candidate = candidate || f.depth > 0;
+    }
+    if (!candidate || !read_column_table(object, records_, context_, number)) return false;
+    ++kinds_[COLUMNS];
+    return true;
+  }
+
   // Counted per line, so plain counters rather than a map keyed by name. Listed in detail() in this (alphabetical)
   // order.
-  enum Kind : size_t { LONG_FORM, VERL, WIDE };
-  static constexpr const char* KIND_NAMES[] = {"long-form events", "verl file logger", "wide records"};
+  enum Kind : size_t { COLUMNS, LONG_FORM, VERL, WIDE };
+  static constexpr const char* KIND_NAMES[] = {"column table", "long-form events", "verl file logger", "wide records"};
 
   static bool is_blank(std::string_view s) {
     for (char c : s) {
@@ -90,7 +104,7 @@ class JsonlFormat final : public LineFormat {
   ReadContext& context_;
   RecordInterpreter records_;
   FlatRecord record_;
-  std::array<uint64_t, 3> kinds_{};
+  std::array<uint64_t, 4> kinds_{};
   int64_t next_index_ = 0;
   bool seen_step_ = false;  // a record with its own step field has been read
   int64_t last_step_ = 0;

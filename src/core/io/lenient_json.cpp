@@ -679,4 +679,14 @@ bool parse_flat_object(std::string_view text, FlatRecord& out, ParseError& error
   return false;
 }
 
+void append_number(FlatRecord& record, std::string_view key, double value) {
+  FlatField f{};
+  f.key_begin = static_cast<uint32_t>(record.arena.size());
+  record.arena.append(key);
+  f.key_len = static_cast<uint32_t>(key.size());
+  f.kind = ValueKind::number;
+  f.number = value;
+  record.fields.push_back(f);
+}
+
 }  // namespace rldk::io

@@ -126,6 +126,10 @@ class LenientParser {
   std::string scratch_;  // keys and strings inside skipped lists and objects
 };
 
+// Appends a top-level number field to a record built from something other than JSON text (console lines, table
+// cells); the key is copied into the arena.
+void append_number(FlatRecord& record, std::string_view key, double value);
+
 // Parses a whole line or text that must hold exactly one object (trailing space allowed). The text is copied into
 // the arena once; keys and strings without escapes point into that copy.
 bool parse_flat_object(std::string_view text, FlatRecord& out, ParseError& error);
