@@ -78,10 +78,7 @@ class TextRows final : public samples::CellSink {
     clear();
     return Ok{};
   }
-  int column_index(std::string_view name) const override {
-    auto it = std::find(names_.begin(), names_.end(), name);
-    return it == names_.end() ? -1 : static_cast<int>(it - names_.begin());
-  }
+  int column_index(std::string_view name) const override { return samples::position_of(names_, name); }
   int add_column(const samples::FileColumn& column) override {
     names_.push_back(column.name);
     text_field_.push_back(text_column(column.name, columns_) ? static_cast<int>(field_index(fields_, column.name))

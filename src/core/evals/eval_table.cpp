@@ -82,12 +82,7 @@ class EvalAssembler final : public samples::CellSink {
     clear();
     return Ok{};
   }
-  int column_index(std::string_view name) const override {
-    for (size_t i = 0; i < names_.size(); ++i) {
-      if (names_[i] == name) return static_cast<int>(i);
-    }
-    return -1;
-  }
+  int column_index(std::string_view name) const override { return samples::position_of(names_, name); }
   int add_column(const samples::FileColumn& column) override {
     Role r = role_by_name(column.name, options_.columns);
     if (r != Role::none && std::find(roles_.begin(), roles_.end(), r) != roles_.end()) r = Role::none;

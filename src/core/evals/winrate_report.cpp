@@ -86,12 +86,7 @@ class JudgeAssembler final : public samples::CellSink {
     clear();
     return Ok{};
   }
-  int column_index(std::string_view name) const override {
-    for (size_t i = 0; i < names_.size(); ++i) {
-      if (names_[i] == name) return static_cast<int>(i);
-    }
-    return -1;
-  }
+  int column_index(std::string_view name) const override { return samples::position_of(names_, name); }
   int add_column(const samples::FileColumn& column) override {
     roles_.push_back(role_of(column.name, mapping_));
     names_.push_back(column.name);

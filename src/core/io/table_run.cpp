@@ -26,12 +26,7 @@ class RecordCells : public samples::CellSink {
     format_ = format;
     return Ok{};
   }
-  int column_index(std::string_view name) const override {
-    for (size_t i = 0; i < names_.size(); ++i) {
-      if (names_[i] == name) return static_cast<int>(i);
-    }
-    return -1;
-  }
+  int column_index(std::string_view name) const override { return samples::position_of(names_, name); }
   int add_column(const samples::FileColumn& column) override {
     names_.push_back(column.name);
     // pandas' to_parquet keeps a DataFrame's index (when it is not 0..n-1) as __index_level_0__: row labels, not a

@@ -41,6 +41,13 @@ class CellSink {
   virtual uint64_t rows() const = 0;
 };
 
+// The position of `name` in a sink's column names, or -1: what column_index answers for sinks that keep the names
+// of the current file in order.
+inline int position_of(const std::vector<std::string>& names, std::string_view name) {
+  auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
 // Whether a column is called one of `names` (compared lower-cased): column roles are found by the names TRL,
 // verl, OpenRLHF and hand-written score files use.
 inline bool column_named(std::string_view name, std::initializer_list<std::string_view> names) {
