@@ -22,6 +22,9 @@ struct Column {
   std::vector<bool> present;  // a null cell is a metric not logged at that row
   std::vector<int64_t> labels;  // orient "columns": the row label of each value
   bool numeric = true;
+
+  // Reads the cell at the cursor into the column; false for a list or an object.
+  bool add_cell(LenientParser& parser);
 };
 
 struct Table {
@@ -51,6 +54,16 @@ bool cell(LenientParser& parser, bool& present, double& value, bool& text) {
   return true;
 }
 
+bool Column::add_cell(LenientParser& parser) {
+  bool is_present = false, text = false;
+  double value = 0;
+  if (!cell(parser, is_present, value, text)) return false;
+  numeric = numeric && !text;
+  values.push_back(value);
+  present.push_back(is_present);
+  return true;
+}
+
 bool integer_label(std::string_view key, int64_t& label) {
   auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), label);
   return ec == std::errc() && end == key.data() + key.size();
@@ -61,12 +74,7 @@ bool list_column(LenientParser& parser, Column& column) {
   parser.consume('[');
   if (parser.consume(']')) return true;
   for (;;) {
-    bool present = false, text = false;
-    double value = 0;
-    if (!cell(parser, present, value, text)) return false;
-    column.numeric = column.numeric && !text;
-    column.values.push_back(value);
-    column.present.push_back(present);
+    if (!column.add_cell(parser)) return false;
     if (parser.consume(',')) continue;
     return parser.consume(']');
   }
@@ -79,14 +87,9 @@ bool labelled_column(LenientParser& parser, Column& column) {
   std::string key;
   for (;;) {
     int64_t label = 0;
-    bool present = false, text = false;
-    double value = 0;
     if (!parser.string(key) || !integer_label(key, label) || !parser.consume(':')) return false;
-    if (!cell(parser, present, value, text)) return false;
-    column.numeric = column.numeric && !text;
+    if (!column.add_cell(parser)) return false;
     column.labels.push_back(label);
-    column.values.push_back(value);
-    column.present.push_back(present);
     if (parser.consume(',')) continue;
     return parser.consume('}');
   }
