@@ -1097,6 +1097,31 @@ TEST(ConsoleLauncher, PrefixesOfTorchrunMpiAndSlurmAreNotPartOfTheLine) {
   EXPECT_EQ(out.runs[0].find("train/loss") != nullptr ? out.runs[0].find("train/loss")->size() : 0u, 3u) << out.detail;
 }
 
+// srun --label merges the output of a multi-node run: each node's local rank 0 prints the trainer's dicts, in
+// alternation or in buffered stretches. Each log call is read once. One process printing the same dict twice (a run
+// that stopped learning, its epoch rounded) is two log calls.
+TEST(ConsoleLauncher, ADictPrintedByEachNodeIsOneLogCall) {
+  auto dict = [](int call) {
+    return "{'loss': 0." + std::to_string(50 - call) + ", 'learning_rate': 1e-06, 'kl': 0.0" + std::to_string(call) +
+           ", 'epoch': 0." + std::to_string(call) + "}\n";
+  };
+  std::string alternating, stretches;
+  for (int call = 1; call <= 6; ++call) alternating += "0: " + dict(call) + "8: " + dict(call);
+  for (int call = 1; call <= 3; ++call) stretches += "0: " + dict(call);
+  for (int call = 1; call <= 3; ++call) stretches += "8: " + dict(call);
+  for (int call = 4; call <= 6; ++call) stretches += "0: " + dict(call) + "8: " + dict(call);
+  for (const std::string& text : {alternating, stretches}) {
+    ReadOutput out = read_text(text, "slurm-123.out");
+    const rldk::Run& run = only_run(out);
+    EXPECT_TRUE(has_series(run, "policy/kl", {1, 2, 3, 4, 5, 6}, {0.01, 0.02, 0.03, 0.04, 0.05, 0.06})) << out.detail;
+    EXPECT_EQ(out.diagnostics.counts().count("duplicate_dict"), 1u);
+  }
+  std::string one_process = "{'loss': 0.0, 'kl': 0.0, 'epoch': 0.0}\n{'loss': 0.0, 'kl': 0.0, 'epoch': 0.0}\n"
+                            "{'loss': 0.0, 'kl': 0.0, 'epoch': 0.0}\n";
+  ReadOutput out = read_text(one_process, "train.log");
+  EXPECT_EQ(only_run(out).find("policy/kl")->size(), 3u) << out.detail;
+}
+
 TEST(ConsoleKeyValue, GenericKeyValueLines) {
   ReadOutput out = read_text(KEY_VALUE_CONSOLE, "train.txt");
   EXPECT_EQ(out.format, rldk::Format::console);

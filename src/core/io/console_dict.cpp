@@ -162,6 +162,7 @@ Match DictLines::bare(uint64_t line, FlatRecord& record) {
     return Match::of(Match::Kind::consumed);
   }
   if (is_config(record)) return Match::of(Match::Kind::config);
+  if (epoch && printed_before(record, line)) return Match::of(Match::Kind::consumed);
   if (has_step) {
     // An eval dict that carries its step (ms-swift's 'global_step/max_steps') repeats the training dict's epoch.
     if (eval) std::erase_if(record.fields, [&](const FlatField& f) { return record.key(f) == "epoch"; });
@@ -171,6 +172,38 @@ Match DictLines::bare(uint64_t line, FlatRecord& record) {
   if (eval) steps_.eval(record, line);
   else steps_.training(record, line, epoch);
   return Match::of(Match::Kind::consumed);
+}
+
+// The same dict again, every field and its epoch equal to one of the last few, printed by another process: in a
+// multi-node log that srun --label merges, each node's local rank 0 prints the trainer's dicts, in alternation or in
+// buffered stretches. Read once, or every step would count twice. Only across processes a launcher's labels tell
+// apart: one process printing the same dict twice is two log calls (a run that stopped learning, whose epoch is
+// printed rounded, logs identical dicts that are steps).
+bool DictLines::printed_before(const FlatRecord& record, uint64_t line) {
+  hash_text_.clear();
+  for (const auto& f : record.fields) {
+    hash_text_.append(record.key(f)).push_back('\0');
+    if (f.kind == ValueKind::string) {
+      hash_text_.append(record.str(f));
+    } else {
+      hash_text_.append(reinterpret_cast<const char*>(&f.number), sizeof f.number);
+    }
+    hash_text_.push_back('\0');
+  }
+  size_t hash = std::hash<std::string>{}(hash_text_);
+  size_t held = std::min(recent_count_, RECENT_DICTS);
+  bool again = has_process_ && std::any_of(recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(held),
+                                           [&](const auto& seen) { return seen.first == hash && seen.second != process_; });
+  if (again) {
+    if (duplicates_++ == 0) {
+      context_.diagnose("duplicate_dict", line,
+                        "the same dict as a few lines before (another process printing the same log call, as in a "
+                        "multi-node log): read once");
+    }
+    return true;
+  }
+  recent_[recent_count_++ % RECENT_DICTS] = {hash, has_process_ ? process_ : 0};
+  return false;
 }
 
 // The closing summary is about the whole run, not a value at its last step: it goes to the run's meta, named as the

@@ -120,6 +120,7 @@ class ConsoleFormat final : public LineFormat {
   void console_line(std::string_view text, uint64_t number) {
     strip_ansi(text);
     std::string_view rest = without_launcher_prefix(clean_);
+    dicts_.set_process(process_);
     // tqdm redraws with carriage returns; every piece may hold a record.
     for (;;) {
       size_t cr = rest.find('\r');
@@ -134,6 +135,7 @@ class ConsoleFormat final : public LineFormat {
   // a launcher's label only when the line before carried the same one: a loop that prints "10: loss=0.3" counts
   // its steps there.
   std::string_view without_launcher_prefix(std::string_view s) {
+    process_.clear();
     auto digits_from = [&](size_t i) {
       size_t j = i;
       while (j < s.size() && j - i < 6 && s[j] >= '0' && s[j] <= '9') ++j;
@@ -142,19 +144,26 @@ class ConsoleFormat final : public LineFormat {
     auto after = [&](size_t i) { return s.substr(i < s.size() && s[i] == ' ' ? i + 1 : i); };
     if (starts_with(s, "[default")) {
       size_t end = digits_from(8);
-      if (end > 8 && s.substr(end, 2) == "]:") return after(end + 2);
+      if (end > 8 && s.substr(end, 2) == "]:") {
+        process_.assign(s.substr(1, end - 1));
+        return after(end + 2);
+      }
     }
     if (starts_with(s, "[")) {
       size_t comma = digits_from(1);
       size_t end = comma > 1 && comma < s.size() && s[comma] == ',' ? digits_from(comma + 1) : 0;
       if (end > comma + 1) {
         for (std::string_view tag : {"]<stdout>:", "]<stderr>:"}) {
-          if (s.substr(end, tag.size()) == tag) return after(end + tag.size());
+          if (s.substr(end, tag.size()) == tag) {
+            process_.assign(s.substr(1, end - 1));
+            return after(end + tag.size());
+          }
         }
       }
     }
     size_t end = digits_from(0);
     if (end > 0 && s.substr(end, 2) == ": ") {
+      process_.assign(s.substr(0, end));  // a process's label, or a loop's own step: DictLines tells them apart
       bool repeated = s.substr(0, end) == last_label_;
       last_label_.assign(s.substr(0, end));
       if (repeated) return s.substr(end + 2);
@@ -308,6 +317,7 @@ class ConsoleFormat final : public LineFormat {
   std::vector<std::string> previous_names_;
   std::string clean_;
   std::string last_label_;  // the number that began the last non-empty line ("0: "), if one did
+  std::string process_;     // the launcher's label of the current line's process ("0", "default1", "1,0"), if any
   uint64_t config_lines_ = 0;
   std::array<uint64_t, 4> hf_sources_{};  // tqdm counter, log call x interval, epoch x steps per epoch, log call
 };

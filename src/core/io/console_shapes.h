@@ -386,6 +386,11 @@ class DictLines {
   Match piece(std::string_view s, uint64_t line, FlatRecord& record);
   uint64_t summaries() const { return summaries_; }
   uint64_t events() const { return events_; }
+  // The launcher's label of the process that printed the current line (srun --label, torchrun --tee), or empty.
+  void set_process(std::string_view label) {
+    has_process_ = !label.empty();
+    process_ = has_process_ ? std::hash<std::string_view>{}(label) : 0;
+  }
 
  private:
   enum class Prefix : uint8_t { bare, step_label, label };
@@ -395,12 +400,21 @@ class DictLines {
   Match openrlhf(std::string_view s, uint64_t line, FlatRecord& record);
   Match bare(uint64_t line, FlatRecord& record);
   void summary(const FlatRecord& record);
+  bool printed_before(const FlatRecord& record, uint64_t line);
 
   ReadContext& context_;
   RecordInterpreter& roles_;
   HfSteps& steps_;
   uint64_t summaries_ = 0;
   uint64_t events_ = 0;
+  // The last dicts read (a ring): each one's hash and its process's, to know a dict printed again by another process.
+  static constexpr size_t RECENT_DICTS = 64;
+  std::array<std::pair<size_t, size_t>, RECENT_DICTS> recent_{};
+  size_t process_ = 0;
+  bool has_process_ = false;
+  size_t recent_count_ = 0;
+  std::string hash_text_;
+  uint64_t duplicates_ = 0;
 };
 
 }  // namespace rldk::io::console
