@@ -198,6 +198,13 @@ KNOWN_GAPS = {
     "verl_grpo_qwen_agent_opd_math_kl0001_51st_healthy": {
         "kl_above_range": "as the kl0005 sibling: on-policy distillation against a teacher, KL 0.51-0.72 from step 1",
     },
+    "custom_grpo_gemma2_2b_lora_math_150st_uniform_groups_no_signal": {
+        "no_signal": "the loop logs only its policy loss and KL: the loss is exactly 0 (every group scored alike) at 124 "
+                     "of the 128 steps from 23, where the corpus's healthy siblings from the same loop (one prompt of 5 "
+                     "samples a step) sit at 55-82 % zeros per 50 steps; a detector of zero-loss steps at the run's own "
+                     "rate warned 6 healthy logs of such loops (tried, not kept), and the accuracy that tells them "
+                     "apart is printed only in 25-step summaries",
+    },
     "unsloth_grpo_llama3b_wandb_truncation": {
         "length_growth": "the length grows only 420 -> 512 (the cap); truncation is found from the first step and "
                          "a 20% growth is not a growth finding",
