@@ -238,18 +238,20 @@ bool read_column_table(std::string_view text, RecordInterpreter& records, ReadCo
   size_t metrics = 0;
   for (const auto& c : table.columns) metrics += c.values.size() == rows && !is_step_column(c) ? 1 : 0;
   if (rows < 2 || metrics == 0) return false;
-  bool has_step = std::any_of(table.columns.begin(), table.columns.end(), [](const Column& c) { return c.name == "step"; });
-  FlatRecord record;
-  for (const auto& c : table.columns) {
-    if (c.values.size() == rows && (!labelled || c.labels == table.labels)) continue;
+  std::erase_if(table.columns, [&](const Column& c) {
+    if (c.values.size() == rows && (!labelled || c.labels == table.labels)) return false;
     context.diagnose("column_length", line,
                      "column '" + c.name.substr(0, 60) + "' has " + std::to_string(c.values.size()) +
                          " values where the table has " + std::to_string(rows) + " rows: not read");
-  }
+    return true;
+  });
+  auto named_step = [](const Column& c) { return c.name == "step"; };
+  bool has_step = std::any_of(table.columns.begin(), table.columns.end(), named_step);
+  FlatRecord record;
   for (size_t row = 0; row < rows; ++row) {
     record.clear();
     for (const auto& c : table.columns) {
-      if (c.values.size() != rows || (labelled && c.labels != table.labels) || !c.present[row]) continue;
+      if (!c.present[row]) continue;
       append_number(record, !has_step && c.name == PLURAL_STEP ? std::string_view("step") : std::string_view(c.name),
                     c.values[row]);
     }
