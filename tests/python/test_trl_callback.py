@@ -137,10 +137,17 @@ def test_report_to_tensorboard_is_read_back_with_trainer_state_values(tmp_path):
 
     tb = info(os.path.dirname(event_files[0]))
     state = info(out / "trainer_state.json")
-    # The output_dir holds the Trainer's log twice (events and state file): the events are the run.
-    listed = subprocess.run([rldk_binary(), "info", "--json", str(out)], capture_output=True, text=True, check=True)
-    sources = [run["source"] for run in json.loads(listed.stdout)["runs"]]
-    assert tb["source"] in sources and not any(s.endswith("trainer_state.json") for s in sources), sources
+    # The output_dir holds the log three times (events, state file, the callback's metrics.jsonl): one run, the
+    # callback's; without the callback's folder, the events.
+    def sources(folder):
+        listed = subprocess.run([rldk_binary(), "info", "--json", str(folder)], capture_output=True, text=True,
+                                check=True)
+        return [run["source"] for run in json.loads(listed.stdout)["runs"]]
+
+    assert sources(out) == [str(out / "rldk" / "metrics.jsonl")]
+    (out / "rldk" / "report.json").unlink()
+    (out / "rldk" / "metrics.jsonl").rename(tmp_path / "metrics.jsonl")
+    assert sources(out) == [tb["source"]]
     with open(out / "trainer_state.json") as f:
         history = json.load(f)["log_history"]
     # TensorBoard keeps scalars as float32; trainer_state.json keeps the Python floats.

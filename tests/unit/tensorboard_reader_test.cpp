@@ -261,6 +261,13 @@ TEST(TensorBoardReader, ATrainersOutputDirIsOneRunItsEvents) {
   EXPECT_EQ(runs->at(0).find("policy/kl")->size(), 2u);
   EXPECT_EQ(runs->at(1).run_id, "Nov28_08-00-00_host");
   EXPECT_EQ(runs->at(1).find("policy/kl")->size(), 12u);
+  // rldk's trainer callback keeps the log a third time, canonical and complete: then that is the run.
+  dir.write("out/rldk/metrics.jsonl", R"({"step": 1, "name": "policy/kl", "value": 0.01})" "\n");
+  dir.write("out/rldk/report.json", "{}");
+  auto with_callback = rldk::read_runs(dir.path("out"));
+  ASSERT_TRUE(with_callback.ok()) << rldk::to_string(with_callback.error());
+  ASSERT_EQ(with_callback->size(), 1u);
+  EXPECT_EQ(with_callback->at(0).source.path, dir.path("out/rldk/metrics.jsonl"));
 }
 
 TEST(TensorBoardReader, GarbageAfterTheNameIsReportedNotCrashed) {

@@ -337,6 +337,23 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
                                              [&](const std::string& dir) { return dir.rfind(runs_dir, 0) == 0; });
     if (!logged_to_tensorboard) files.push_back(choice.second);
   }
+  // With rldk's trainer callback the same log is there a third time, output_dir/rldk/metrics.jsonl (beside its
+  // report.json), canonical and complete: that is the run, not the trainer's copies.
+  std::vector<std::string> callback_roots;
+  for (const auto& f : files) {
+    fs::path p(f);
+    if (p.filename() == "metrics.jsonl" && p.parent_path().filename() == "rldk" &&
+        fs::is_regular_file(p.parent_path() / "report.json", ec)) {
+      callback_roots.push_back(p.parent_path().parent_path().string() + "/");
+    }
+  }
+  std::erase_if(files, [&](const std::string& f) {
+    fs::path p(f);
+    bool state = p.filename() == "trainer_state.json";
+    return std::any_of(callback_roots.begin(), callback_roots.end(), [&](const std::string& root) {
+      return f.rfind(root, 0) == 0 && (state || f.rfind(root + "runs/", 0) == 0);
+    });
+  });
   std::sort(files.begin(), files.end());
   if (files.empty()) {
     // Notebooks are read only when named (most notebooks in a project folder are not training runs), so a folder
