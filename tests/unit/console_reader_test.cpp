@@ -339,6 +339,13 @@ TEST(ConsoleHf, ALabelSayingTrainingStatsIsNoConfig) {
   EXPECT_TRUE(has_series(run, "train/loss", {4, 8}, {0.69141, 0.69141})) << names_of(run);
   EXPECT_TRUE(has_series(run, "pref/reward_margin", {4, 8}, {0.0, 0.0}));
   EXPECT_EQ(run.series.count("loss/eval"), 0u);
+  // "train: {...}" and "Training metrics: {...}" say the same; "Training arguments: {...}" of settings stays out.
+  ReadOutput labelled = read_text(
+      "Training arguments: {'output_dir': 'out', 'learning_rate': 1e-05, 'bf16': True}\n"
+      "train: {'loss': 0.5, 'kl': 0.01, 'step': 10}\nTraining metrics: {'loss': 0.4, 'kl': 0.02, 'step': 20}\n",
+      "train.log");
+  EXPECT_TRUE(has_series(only_run(labelled), "policy/kl", {10, 20}, {0.01, 0.02})) << labelled.detail;
+  EXPECT_EQ(only_run(labelled).series.count("policy/lr"), 0u);
 }
 
 // ---------------------------------------------------------------- config, environment and summary lines

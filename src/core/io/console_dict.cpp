@@ -233,7 +233,9 @@ bool DictLines::is_config(const FlatRecord& record) {
 
 namespace {
 
-// A label that says its dict is the training metrics ("train stats after 64 examples:", HALOs' per-batch line):
+// A label that says its dict is the training metrics ("train stats after 64 examples:", HALOs' per-batch line,
+// "train: {...}", "Training metrics: {...}"; a dict of settings after "Training arguments:" is still told by its text
+// and boolean values):
 // the dict is judged as a bare one, by its own fields (its step key). One that names an evaluation stays a label.
 bool labels_training_metrics(std::string_view prefix) {
   std::string lower;
@@ -249,7 +251,8 @@ bool labels_training_metrics(std::string_view prefix) {
   for (std::string_view word : {"eval", "evaluation", "valid", "validation", "test"}) {
     if (has_word(word)) return false;
   }
-  return has_word("stats") || has_word("statistics") || has_word("metrics");
+  return has_word("stats") || has_word("statistics") || has_word("metrics") || has_word("train") ||
+         has_word("training");
 }
 
 }  // namespace
