@@ -202,6 +202,33 @@ def test_add_scalars_subfolders_are_part_of_their_run(tmp_path):
     assert "eval/loss" in runs["eval"]
 
 
+def test_tensorboard_scalar_downloads_read_as_the_tag(torch_run, tmp_path):
+    """TensorBoard's "download data" (CSV or JSON of one tag), produced by its own scalars plugin, saved under the name
+    the dashboard gives it (run-<run>-tag-<tag>, '/' written '_')."""
+    scalars_plugin = pytest.importorskip("tensorboard.plugins.scalar.scalars_plugin")
+    from tensorboard import context
+    from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
+    from tensorboard.plugins import base_plugin
+
+    logdir, run_name = os.path.dirname(torch_run), os.path.basename(torch_run)
+    mux = plugin_event_multiplexer.EventMultiplexer()
+    mux.AddRunsFromDirectory(logdir)
+    mux.Reload()
+    provider = data_provider.MultiplexerDataProvider(mux, logdir)
+    plugin = scalars_plugin.ScalarsPlugin(base_plugin.TBContext(logdir=logdir, multiplexer=mux, data_provider=provider))
+    expected = read_run(torch_run)["policy/kl"]
+    for fmt, ext in ((scalars_plugin.OutputFormat.CSV, "csv"), (scalars_plugin.OutputFormat.JSON, "json")):
+        body, _ = plugin.scalars_impl(context.RequestContext(), "train/kl", run_name, "", fmt)
+        path = tmp_path / ("run-%s-tag-train_kl.%s" % (run_name, ext))
+        path.write_text(body if isinstance(body, str) else json.dumps(body))
+        run = read_run(path)
+        assert run.run_id == run_name, ext
+        kl = run["policy/kl"]
+        assert kl.steps == expected.steps, ext
+        assert all(same(a, b) for a, b in zip(as_f32(kl.values), as_f32(expected.values))), ext
+        assert [round(t, 3) for t in kl.wall_times] == [round(t, 3) for t in expected.wall_times], ext
+
+
 def test_info_and_ingest_on_a_tensorboard_folder(torch_run, tmp_path):
     info = subprocess.run([rldk_bin(), "info", "--json", str(torch_run)], capture_output=True, text=True)
     assert info.returncode == 0, info.stderr

@@ -91,6 +91,16 @@ TEST(Csv, WithoutStepColumnRowsAreNumbered) {
   EXPECT_TRUE(has_series(only_run(out), "train/loss", {0, 1}, {0.5, 0.4}));
 }
 
+// TensorBoard's scalar download: one tag a file, named by the file (its '/' written '_'); Wall time is the time.
+TEST(Csv, TensorBoardScalarDownloadIsTheTag) {
+  ReadOutput out = read_text("Wall time,Step,Value\r\n1700000000.5,5,0.01\r\n1700000001.5,10,nan\r\n",
+                             "run-ppo_run-tag-train_kl.csv");
+  const rldk::Run& run = only_run(out);
+  EXPECT_TRUE(has_series(run, "policy/kl", {5, 10}, {0.01, NaN})) << out.detail;
+  EXPECT_EQ(run.series.size(), 1u);
+  EXPECT_NE(out.detail.find("TensorBoard scalar export: train/kl"), std::string::npos) << out.detail;
+}
+
 TEST(Csv, PandasRowIndexIsNotAMetric) {
   for (std::string index : {"", "Unnamed: 0"}) {
     ReadOutput out = read_text(index + ",step,loss\n0,1,0.5\n1,2,0.4\n", "metrics.csv");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/line_format.h"
+#include "io/source_files.h"
 
 namespace rldk::io {
 namespace {
@@ -33,6 +34,7 @@ class CsvFormat final : public LineFormat {
       if (!header_.empty()) ++header_changes_;
       header_.clear();
       for (const auto& c : cells_) header_.emplace_back(trim(c));
+      plan_scalar_export();
       plan_chart_export();
       return;
     }
@@ -62,6 +64,7 @@ class CsvFormat final : public LineFormat {
       out += " (W&B chart export: " + std::to_string(chart_runs_.size()) +
              (chart_runs_.size() == 1 ? " run)" : " runs)");
     }
+    if (scalar_export_) out += " (TensorBoard scalar export: " + header_.back() + ")";
     if (header_changes_ > 0) out += " (header changed " + std::to_string(header_changes_) + (header_changes_ == 1 ? " time)" : " times)");
     return out;
   }
@@ -107,6 +110,15 @@ class CsvFormat final : public LineFormat {
     }
     cells_.push_back(std::move(cell));
     return true;
+  }
+
+  // TensorBoard's scalar download ("Wall time,Step,Value", one tag per file, saved as run-<run>-tag-<tag>.csv with the
+  // tag's '/' written '_'): the value is the tag's, named by the file; the wall time is the point's time.
+  void plan_scalar_export() {
+    if (header_.size() != 3 || header_[0] != "Wall time" || header_[1] != "Step" || header_[2] != "Value") return;
+    std::string name = tensorboard_export_tag(context_.file);
+    header_ = {"wall_time", "step", name};
+    scalar_export_ = true;
   }
 
   // A W&B chart export's header: a "Step" column, and every other column "<run> - <metric>", some with "__MIN" /
@@ -205,6 +217,7 @@ class CsvFormat final : public LineFormat {
     return names > 0 && repeated * 2 >= names;
   }
 
+  bool scalar_export_ = false;
   ReadContext& context_;
   RecordInterpreter records_;
   char delimiter_;

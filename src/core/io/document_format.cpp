@@ -7,6 +7,7 @@
 
 #include "io/column_table.h"
 #include "io/line_format.h"
+#include "io/source_files.h"
 #include "model/json_text.h"
 
 namespace rldk::io {
@@ -158,6 +159,8 @@ class DocumentFormat final : public LineFormat {
         record_.clear();
         if (!parser.flat_object(record_)) return false;
         entry(line_at(at), index, what);
+      } else if (what.empty() && parser.peek() == '[' && scalar_export_row(parser, line_at(at), index)) {
+        kind_ = "TensorBoard scalar export: " + tag_;
       } else if (!parser.skip_value()) {
         return false;
       }
@@ -165,6 +168,31 @@ class DocumentFormat final : public LineFormat {
       if (parser.consume(',')) continue;
       return parser.consume(']') || fail_at(parser.offset(), "expected ',' or ']'");
     }
+  }
+
+  // A row of TensorBoard's scalar download as JSON, [wall_time, step, value]: the value is the tag's, named by the
+  // file (run-<run>-tag-<tag>.json). False (cursor unmoved) for any other list.
+  bool scalar_export_row(LenientParser& parser, uint64_t line, int64_t index) {
+    LenientParser look = parser;
+    look.consume('[');
+    double row[3];
+    for (int i = 0; i < 3; ++i) {
+      FlatRecord scratch;
+      ValueKind kind;
+      std::string_view str;
+      if ((i > 0 && !look.consume(',')) || !look.scalar(scratch, kind, row[i], str) || kind != ValueKind::number) {
+        return false;
+      }
+    }
+    if (!look.consume(']')) return false;
+    parser = look;
+    if (tag_.empty()) tag_ = tensorboard_export_tag(context_.file);
+    record_.clear();
+    append_number(record_, "wall_time", row[0]);
+    append_number(record_, "step", row[1]);
+    append_number(record_, tag_, row[2]);
+    records_.wide(record_, line, index);
+    return true;
   }
 
   void entry(uint64_t line, int64_t index, std::string_view what) {
@@ -193,6 +221,7 @@ class DocumentFormat final : public LineFormat {
   bool too_large_ = false;
   std::string kind_ = "empty";
   std::string history_key_;  // the member holding the per-step records ("log_history" in trainer_state.json)
+  std::string tag_;          // a TensorBoard scalar download's tag
   uint64_t train_ = 0, eval_ = 0, summary_ = 0;
   std::optional<int64_t> last_step_;
 };

@@ -223,6 +223,10 @@ std::string default_run_id(const std::string& path) {
     return folder.empty() ? file_name : folder;
   }
   auto [stem, ext] = stem_and_extension(p);
+  // TensorBoard's scalar download, run-<run>-tag-<tag>.csv: the run's name.
+  if (size_t tag = stem.find("-tag-"); stem.starts_with("run-") && tag != std::string::npos && tag > 4) {
+    return stem.substr(4, tag - 4);
+  }
   if (!GENERIC_STEMS.count(stem)) return stem;
   fs::path parent = fs::absolute(p).lexically_normal().parent_path();
   // W&B's console copy, run-YYYYMMDD_HHMMSS-<id>/files/output.log: the run's W&B id, as its .wandb log would give.
@@ -232,6 +236,16 @@ std::string default_run_id(const std::string& path) {
   if (is_checkpoint_dir(parent.filename().string(), n)) parent = parent.parent_path();
   std::string name = parent.filename().string();
   return name.empty() ? stem : name;
+}
+
+std::string tensorboard_export_tag(const std::string& path) {
+  auto [name, ext] = stem_and_extension(fs::path(path));
+  size_t tag = name.find("-tag-");
+  if (tag != std::string::npos) name.erase(0, tag + 5);
+  for (std::string_view split : {"train_", "eval_"}) {
+    if (name.starts_with(split) && name.size() > split.size()) name[split.size() - 1] = '/';
+  }
+  return name.empty() ? "value" : name;
 }
 
 Result<std::vector<std::string>> list_source_files(const std::string& path) {

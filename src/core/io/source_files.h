@@ -36,6 +36,11 @@ std::vector<std::string> wandb_run_files(const std::string& file);
 // TensorBoard event files (the folder is the run), W&B logs run-<id>.wandb (the id is the run): binary run files.
 std::string default_run_id(const std::string& path);
 
+// The tag a TensorBoard scalar download holds (Wall time, Step, Value rows; one tag per file), from its file name,
+// run-<run>-tag-<tag>.csv or .json, where the tag's '/' were written '_': the HF Trainer's train/ and eval/ are put
+// back. A file renamed by hand is named by its stem.
+std::string tensorboard_export_tag(const std::string& path);
+
 bool is_tensorboard_file(const std::string& name);  // events.out.tfevents.*
 bool is_wandb_file(const std::string& name);        // run-*.wandb
 bool is_binary_run_file(const std::string& name);

@@ -211,6 +211,12 @@ std::string MetricDictionary::canonical_name(std::string_view raw) const {
   if (auto it = by_loose_key_.find(loose_key(raw)); it != by_loose_key_.end() && it->second != AMBIGUOUS) {
     return metrics_[it->second].name;
   }
+  // The same under train/ (a TensorBoard download names train/rewards/chosen train_rewards_chosen).
+  if (std::string_view rest = strip_prefix(raw, "train/"); !rest.empty()) {
+    if (auto it = by_loose_key_.find(loose_key(rest)); it != by_loose_key_.end() && it->second != AMBIGUOUS) {
+      return metrics_[it->second].name;
+    }
+  }
   return std::string(raw);
 }
 
