@@ -227,6 +227,17 @@ def test_tensorboard_scalar_downloads_read_as_the_tag(torch_run, tmp_path):
         assert kl.steps == expected.steps, ext
         assert all(same(a, b) for a, b in zip(as_f32(kl.values), as_f32(expected.values))), ext
         assert [round(t, 3) for t in kl.wall_times] == [round(t, 3) for t in expected.wall_times], ext
+    # A folder of one run's downloads, one tag a file, is that run with every tag.
+    for fmt, ext in ((scalars_plugin.OutputFormat.CSV, "csv"), (scalars_plugin.OutputFormat.JSON, "json")):
+        folder = tmp_path / ext
+        folder.mkdir()
+        for tag in ("train/kl", "train/reward"):
+            body, _ = plugin.scalars_impl(context.RequestContext(), tag, run_name, "", fmt)
+            path = folder / ("run-%s-tag-%s.%s" % (run_name, tag.replace("/", "_"), ext))
+            path.write_text(body if isinstance(body, str) else json.dumps(body))
+        run = read_run(folder)
+        assert run.run_id == run_name and sorted(run.series) == ["policy/kl", "reward/mean"], (ext, sorted(run.series))
+        assert run["reward/mean"].steps == read_run(torch_run)["reward/mean"].steps, ext
 
 
 def test_info_and_ingest_on_a_tensorboard_folder(torch_run, tmp_path):

@@ -101,6 +101,22 @@ TEST(Csv, TensorBoardScalarDownloadIsTheTag) {
   EXPECT_NE(out.detail.find("TensorBoard scalar export: train/kl"), std::string::npos) << out.detail;
 }
 
+// A folder of one run's downloads (one tag a file) is one run; a file that ends without a newline keeps its last row.
+TEST(Csv, TensorBoardDownloadsOfOneRunAreOneRun) {
+  rldk_test::TempDir dir;
+  dir.write("curves/run-ppo-tag-train_kl.csv", "Wall time,Step,Value\n1700000000,5,0.01\n1700000001,10,0.02");
+  dir.write("curves/run-ppo-tag-train_reward.csv", "Wall time,Step,Value\n1700000000,5,0.5\n1700000001,10,0.6\n");
+  dir.write("curves/run-other-tag-train_kl.csv", "Wall time,Step,Value\n1700000000,5,0.03\n");
+  auto runs = rldk::read_runs(dir.path("curves"));
+  ASSERT_TRUE(runs.ok()) << rldk::to_string(runs.error());
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ(runs->at(0).run_id, "other");
+  const rldk::Run& ppo = runs->at(1);
+  EXPECT_EQ(ppo.run_id, "ppo");
+  EXPECT_TRUE(has_series(ppo, "policy/kl", {5, 10}, {0.01, 0.02}));
+  EXPECT_TRUE(has_series(ppo, "reward/mean", {5, 10}, {0.5, 0.6}));
+}
+
 TEST(Csv, PandasRowIndexIsNotAMetric) {
   for (std::string index : {"", "Unnamed: 0"}) {
     ReadOutput out = read_text(index + ",step,loss\n0,1,0.5\n1,2,0.4\n", "metrics.csv");

@@ -58,13 +58,19 @@ class CsvFormat final : public LineFormat {
     if (records_.wide(record_, number, row_index_)) ++row_index_;
   }
 
+  void end_file() override {
+    header_.clear();
+    chart_runs_.clear();
+  }
+
   std::string detail() const override {
     std::string out = delimiter_ == '\t' ? "tsv" : delimiter_ == ';' ? "csv (';'-separated)" : "csv";
     if (!chart_runs_.empty()) {
       out += " (W&B chart export: " + std::to_string(chart_runs_.size()) +
              (chart_runs_.size() == 1 ? " run)" : " runs)");
     }
-    if (scalar_export_) out += " (TensorBoard scalar export: " + header_.back() + ")";
+    if (scalar_tags_.size() == 1) out += " (TensorBoard scalar export: " + scalar_tags_.front() + ")";
+    if (scalar_tags_.size() > 1) out += " (TensorBoard scalar exports: " + std::to_string(scalar_tags_.size()) + " tags)";
     if (header_changes_ > 0) out += " (header changed " + std::to_string(header_changes_) + (header_changes_ == 1 ? " time)" : " times)");
     return out;
   }
@@ -118,7 +124,7 @@ class CsvFormat final : public LineFormat {
     if (header_.size() != 3 || header_[0] != "Wall time" || header_[1] != "Step" || header_[2] != "Value") return;
     std::string name = tensorboard_export_tag(context_.file);
     header_ = {"wall_time", "step", name};
-    scalar_export_ = true;
+    scalar_tags_.push_back(name);
   }
 
   // A W&B chart export's header: a "Step" column, and every other column "<run> - <metric>", some with "__MIN" /
@@ -217,7 +223,7 @@ class CsvFormat final : public LineFormat {
     return names > 0 && repeated * 2 >= names;
   }
 
-  bool scalar_export_ = false;
+  std::vector<std::string> scalar_tags_;  // the tags of the TensorBoard downloads read
   ReadContext& context_;
   RecordInterpreter records_;
   char delimiter_;

@@ -31,7 +31,18 @@ class DocumentFormat final : public LineFormat {
     text_.push_back('\n');
   }
 
+  // One document per file: the files of a run read as one (TensorBoard downloads of its tags) are parsed in turn.
+  void end_file() override {
+    if (line_starts_.empty()) return;
+    finish();
+    text_.clear();
+    line_starts_.clear();
+    tag_.clear();
+    ++documents_;
+  }
+
   void finish() override {
+    if (line_starts_.empty() && documents_ > 0) return;
     LenientParser parser(text_);
     char c = parser.peek();
     if (c == '[') {
@@ -160,7 +171,9 @@ class DocumentFormat final : public LineFormat {
         if (!parser.flat_object(record_)) return false;
         entry(line_at(at), index, what);
       } else if (what.empty() && parser.peek() == '[' && scalar_export_row(parser, line_at(at), index)) {
-        kind_ = "TensorBoard scalar export: " + tag_;
+        if (tags_.empty() || tags_.back() != tag_) tags_.push_back(tag_);
+        kind_ = tags_.size() == 1 ? "TensorBoard scalar export: " + tag_
+                                  : "TensorBoard scalar exports: " + std::to_string(tags_.size()) + " tags";
       } else if (!parser.skip_value()) {
         return false;
       }
@@ -222,6 +235,8 @@ class DocumentFormat final : public LineFormat {
   std::string kind_ = "empty";
   std::string history_key_;  // the member holding the per-step records ("log_history" in trainer_state.json)
   std::string tag_;          // a TensorBoard scalar download's tag
+  uint64_t documents_ = 0;   // documents of earlier files, already parsed
+  std::vector<std::string> tags_;
   uint64_t train_ = 0, eval_ = 0, summary_ = 0;
   std::optional<int64_t> last_step_;
 };

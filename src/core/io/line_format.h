@@ -17,6 +17,9 @@ class LineFormat {
   virtual ~LineFormat() = default;
   virtual void line(std::string_view text, uint64_t number) = 0;
   virtual void finish() {}
+  // The input moves on to the next file of a run read as one (TensorBoard downloads of its tags): a format whose
+  // state belongs to one file (a CSV header, a JSON document) starts afresh.
+  virtual void end_file() {}
   // What was recognised, for `rldk info` (e.g. "jsonl (long-form events)").
   virtual std::string detail() const = 0;
 };

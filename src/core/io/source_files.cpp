@@ -248,6 +248,39 @@ std::string tensorboard_export_tag(const std::string& path) {
   return name.empty() ? "value" : name;
 }
 
+namespace {
+
+constexpr std::string_view DOWNLOAD_TAGS = "-tag-";
+
+// The run of a TensorBoard download's name, run-<run>-tag-<tag>.csv|json, or empty.
+std::string download_run(const fs::path& file) {
+  auto [stem, ext] = stem_and_extension(file);
+  size_t tag = stem.find(DOWNLOAD_TAGS);
+  if ((ext != ".csv" && ext != ".json") || !stem.starts_with("run-") || tag == std::string::npos || tag <= 4) return {};
+  return stem.substr(0, tag + DOWNLOAD_TAGS.size());  // "run-<run>-tag-"
+}
+
+}  // namespace
+
+std::vector<std::string> tensorboard_download_files(const std::string& entry) {
+  fs::path pattern(entry);
+  std::string name = pattern.filename().string();
+  size_t star = name.find("-tag-*.");
+  if (star == std::string::npos || !name.starts_with("run-")) return {};
+  std::string prefix = name.substr(0, star + DOWNLOAD_TAGS.size()), ext = name.substr(star + DOWNLOAD_TAGS.size() + 1);
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(pattern.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    std::string other = it->path().filename().string();
+    if (other.starts_with(prefix) && other.ends_with(ext) && other.size() > prefix.size() + ext.size() &&
+        it->is_regular_file(ec)) {
+      files.push_back(it->path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 Result<std::vector<std::string>> list_source_files(const std::string& path) {
   if (path == "-") return std::vector<std::string>{"-"};
   std::error_code ec;
@@ -310,7 +343,8 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     }
     if (ext == ".ipynb" && notebook.empty()) notebook = p.string();
     // Tables (Parquet, Feather) by the same words as JSON dumps: TRL's completions_00005.parquet are samples.
-    bool log_document = (ext == ".json" || ext == ".parquet" || ext == ".feather") && is_log_document_name(stem);
+    bool log_document = ((ext == ".json" || ext == ".parquet" || ext == ".feather") && is_log_document_name(stem)) ||
+                        (ext == ".json" && !download_run(p).empty());  // a TensorBoard download
     if (LOG_EXTENSIONS.count(ext) || is_binary_run_file(name) || log_document) {
       files.push_back(p.string());
     }
@@ -368,6 +402,17 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
       return f.rfind(root, 0) == 0 && (state || f.rfind(root + "runs/", 0) == 0);
     });
   });
+  // TensorBoard downloads of one run's tags (one tag a file), folder by folder: one entry, a pattern for the group.
+  std::map<std::string, std::vector<std::string>> downloads;
+  for (const auto& f : files) {
+    std::string run = download_run(f);
+    if (!run.empty()) downloads[(fs::path(f).parent_path() / (run + "*" + stem_and_extension(f).second)).string()].push_back(f);
+  }
+  for (const auto& [entry, group] : downloads) {
+    if (group.size() < 2) continue;
+    std::erase_if(files, [&](const std::string& f) { return std::find(group.begin(), group.end(), f) != group.end(); });
+    files.push_back(entry);
+  }
   std::sort(files.begin(), files.end());
   if (files.empty()) {
     // Notebooks are read only when named (most notebooks in a project folder are not training runs), so a folder

@@ -41,6 +41,10 @@ std::string default_run_id(const std::string& path);
 // back. A file renamed by hand is named by its stem.
 std::string tensorboard_export_tag(const std::string& path);
 
+// A folder's TensorBoard downloads of one run's tags are one run: listed as one entry, <folder>/run-<run>-tag-*.csv
+// (or .json), which this expands to the files, in name order. Empty for any other path.
+std::vector<std::string> tensorboard_download_files(const std::string& entry);
+
 bool is_tensorboard_file(const std::string& name);  // events.out.tfevents.*
 bool is_wandb_file(const std::string& name);        // run-*.wandb
 bool is_binary_run_file(const std::string& name);

@@ -78,6 +78,10 @@ Result<uint32_t> read_file(const std::string& path, const ReadOptions& options, 
     files = io::tensorboard_log_files(path);
     if (!files.empty()) opts.format = Format::tensorboard;
     if (files.empty()) files = io::wandb_run_files(path);
+    if (files.empty()) {
+      files = io::tensorboard_download_files(path);
+      if (!files.empty()) opts.format = path.ends_with(".json") ? Format::json_document : Format::csv;
+    }
   }
   if (files.empty()) files.push_back(path);
   if (opts.run_id.empty()) opts.run_id = io::default_run_id(files.front());

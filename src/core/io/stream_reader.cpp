@@ -83,6 +83,14 @@ class StreamReaderImpl {
   void next_file(const std::string& file) {
     if (!sniffed_) end_sniffing();
     if (records_) records_->end_file();
+    if (!records_) {
+      // The last line of the file before, if it had no newline, is a line of that file.
+      if (!pending_.empty() && !skipping_) complete_line(pending_);
+      pending_.clear();
+      skipping_ = false;
+      if (parser_) parser_->end_file();
+      line_ = 0;  // lines are counted per file, as diagnostics name them
+    }
     context_.file = file;
   }
 
