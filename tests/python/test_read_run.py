@@ -109,6 +109,18 @@ def test_raw_names_and_forced_format(tmp_path):
         rldk.read_run(p, format="parquet")
 
 
+def test_metric_tables_through_the_python_api(tmp_path):
+    """The package reads what the command reads: a Parquet metric table and a history dumped by column."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"_step": [0, 1, 2, 3], "train/kl": [0.01, 0.02, None, 0.04]})
+    frame.to_parquet(tmp_path / "history.parquet")
+    run = rldk.read_run(tmp_path / "history.parquet")
+    assert run.format == "parquet"
+    assert run["policy/kl"].steps.tolist() == [0, 1, 3]
+    write(tmp_path / "metrics.json", json.dumps({"step": [10, 20], "loss": [0.5, 0.4]}))
+    assert rldk.read_run(tmp_path / "metrics.json")["train/loss"].steps.tolist() == [10, 20]
+
+
 def test_errors_derive_from_builtins(tmp_path):
     with pytest.raises(FileNotFoundError) as missing:
         rldk.read_run(tmp_path / "nope.jsonl")
