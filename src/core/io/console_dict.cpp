@@ -192,8 +192,9 @@ bool DictLines::printed_before(const FlatRecord& record, uint64_t line) {
   }
   size_t hash = std::hash<std::string>{}(hash_text_);
   size_t held = std::min(recent_count_, RECENT_DICTS);
-  bool again = has_process_ && std::any_of(recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(held),
-                                           [&](const auto& seen) { return seen.first == hash && seen.second != process_; });
+  auto by_another_process = [&](const auto& seen) { return seen.first == hash && seen.second != process_; };
+  bool again = has_process_ &&
+               std::any_of(recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(held), by_another_process);
   if (again) {
     if (duplicates_++ == 0) {
       context_.diagnose("duplicate_dict", line,

@@ -22,10 +22,10 @@ const std::set<std::string> GENERIC_STEMS = {"trainer_state", "metrics", "progre
                                              "train", "training", "output", "stdout", "stderr", "console",
                                              "history", "run", "debug", "scalars"};
 
-// A JSON document (or a Parquet/Feather table) a training script dumped its step records into, found in a folder by a word of its name: log,
-// history, metrics, stats, trajectory (training_log.json, dpo_history.json, step_stat_history.json: real runs commit
-// such dumps beside their code). Whole words, split at '_', '-', '.' and blanks: a fault label file
-// (logprob_mismatch.labels.json) or a catalog is no log. Other .json files in a project folder are settings
+// A JSON document (or a Parquet or Feather table) a training script dumped its step records into, found in a folder
+// by a word of its name: log, history, metrics, stats, trajectory (training_log.json, dpo_history.json,
+// step_stat_history.json: real runs commit such dumps beside their code). Whole words, split at '_', '-', '.' and
+// blanks: a fault label file (logprob_mismatch.labels.json) or a catalog is no log. Other .json files in a project folder are settings
 // (config.json, tokenizer.json, logging_config.json) whose numbers would read as a one-step run, so a name with a
 // word that says settings is left out.
 bool is_log_document_name(std::string stem) {
@@ -82,6 +82,19 @@ bool is_wandb_run_dir(const std::string& name) {
     if (i == 8 ? rest[i] != '_' : !digit) return false;
   }
   return rest[15] == '-';
+}
+
+// TensorBoard's scalar download of one tag, run-<run>-tag-<tag>.csv or .json (the dashboard's "download data"):
+// its run and tag, or false for any other name. `stem` and `ext` as stem_and_extension gives them.
+constexpr std::string_view DOWNLOAD_TAG = "-tag-";
+bool tensorboard_download(const std::string& stem, const std::string& ext, std::string& run, std::string& tag) {
+  size_t at = stem.find(DOWNLOAD_TAG);
+  if ((ext != ".csv" && ext != ".json") || !stem.starts_with("run-") || at == std::string::npos || at <= 4) {
+    return false;
+  }
+  run = stem.substr(4, at - 4);
+  tag = stem.substr(at + DOWNLOAD_TAG.size());
+  return true;
 }
 
 }  // namespace
@@ -223,10 +236,7 @@ std::string default_run_id(const std::string& path) {
     return folder.empty() ? file_name : folder;
   }
   auto [stem, ext] = stem_and_extension(p);
-  // TensorBoard's scalar download, run-<run>-tag-<tag>.csv: the run's name.
-  if (size_t tag = stem.find("-tag-"); stem.starts_with("run-") && tag != std::string::npos && tag > 4) {
-    return stem.substr(4, tag - 4);
-  }
+  if (std::string run, tag; tensorboard_download(stem, ext, run, tag)) return run;  // a group's pattern too
   if (!GENERIC_STEMS.count(stem)) return stem;
   fs::path parent = fs::absolute(p).lexically_normal().parent_path();
   // W&B's console copy, run-YYYYMMDD_HHMMSS-<id>/files/output.log: the run's W&B id, as its .wandb log would give.
@@ -240,40 +250,25 @@ std::string default_run_id(const std::string& path) {
 
 std::string tensorboard_export_tag(const std::string& path) {
   auto [name, ext] = stem_and_extension(fs::path(path));
-  size_t tag = name.find("-tag-");
-  if (tag != std::string::npos) name.erase(0, tag + 5);
+  if (std::string run, tag; tensorboard_download(name, ext, run, tag)) name = tag;
   for (std::string_view split : {"train_", "eval_"}) {
     if (name.starts_with(split) && name.size() > split.size()) name[split.size() - 1] = '/';
   }
   return name.empty() ? "value" : name;
 }
 
-namespace {
-
-constexpr std::string_view DOWNLOAD_TAGS = "-tag-";
-
-// The run of a TensorBoard download's name, run-<run>-tag-<tag>.csv|json, or empty.
-std::string download_run(const fs::path& file) {
-  auto [stem, ext] = stem_and_extension(file);
-  size_t tag = stem.find(DOWNLOAD_TAGS);
-  if ((ext != ".csv" && ext != ".json") || !stem.starts_with("run-") || tag == std::string::npos || tag <= 4) return {};
-  return stem.substr(0, tag + DOWNLOAD_TAGS.size());  // "run-<run>-tag-"
-}
-
-}  // namespace
-
 std::vector<std::string> tensorboard_download_files(const std::string& entry) {
   fs::path pattern(entry);
-  std::string name = pattern.filename().string();
-  size_t star = name.find("-tag-*.");
-  if (star == std::string::npos || !name.starts_with("run-")) return {};
-  std::string prefix = name.substr(0, star + DOWNLOAD_TAGS.size()), ext = name.substr(star + DOWNLOAD_TAGS.size() + 1);
+  auto [stem, ext] = stem_and_extension(pattern);
+  std::string run, tag;
+  if (!tensorboard_download(stem, ext, run, tag) || tag != "*") return {};
   std::vector<std::string> files;
   std::error_code ec;
   for (fs::directory_iterator it(pattern.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
-    std::string other = it->path().filename().string();
-    if (other.starts_with(prefix) && other.ends_with(ext) && other.size() > prefix.size() + ext.size() &&
-        it->is_regular_file(ec)) {
+    auto [other_stem, other_ext] = stem_and_extension(it->path());
+    std::string other_run, other_tag;
+    if (tensorboard_download(other_stem, other_ext, other_run, other_tag) && other_run == run && other_ext == ext &&
+        other_tag != "*" && it->is_regular_file(ec)) {
       files.push_back(it->path().string());
     }
   }
@@ -343,8 +338,9 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     }
     if (ext == ".ipynb" && notebook.empty()) notebook = p.string();
     // Tables (Parquet, Feather) by the same words as JSON dumps: TRL's completions_00005.parquet are samples.
+    std::string download_run, download_tag;
     bool log_document = ((ext == ".json" || ext == ".parquet" || ext == ".feather") && is_log_document_name(stem)) ||
-                        (ext == ".json" && !download_run(p).empty());  // a TensorBoard download
+                        (ext == ".json" && tensorboard_download(stem, ext, download_run, download_tag));
     if (LOG_EXTENSIONS.count(ext) || is_binary_run_file(name) || log_document) {
       files.push_back(p.string());
     }
@@ -405,8 +401,11 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
   // TensorBoard downloads of one run's tags (one tag a file), folder by folder: one entry, a pattern for the group.
   std::map<std::string, std::vector<std::string>> downloads;
   for (const auto& f : files) {
-    std::string run = download_run(f);
-    if (!run.empty()) downloads[(fs::path(f).parent_path() / (run + "*" + stem_and_extension(f).second)).string()].push_back(f);
+    auto [stem, ext] = stem_and_extension(fs::path(f));
+    std::string run, tag;
+    if (!tensorboard_download(stem, ext, run, tag)) continue;
+    std::string entry = "run-" + run + std::string(DOWNLOAD_TAG) + "*" + ext;
+    downloads[(fs::path(f).parent_path() / entry).string()].push_back(f);
   }
   for (const auto& [entry, group] : downloads) {
     if (group.size() < 2) continue;
@@ -422,8 +421,8 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     return Error{ErrorCode::unrecognized,
                  "no run logs found in this directory (looked for .jsonl, .csv, .tsv, .log, .txt, "
                  "trainer_state.json, .json, .parquet and .feather files with log, history, metrics, stats or "
-                 "trajectory in the name, also gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B run-*.wandb logs, MLflow mlruns/ "
-                 "run folders and mlflow.db SQLite stores)" + hint,
+                 "trajectory in the name, also gzip/zstd compressed, TensorBoard events.out.tfevents.* files, W&B "
+                 "run-*.wandb logs, MLflow mlruns/ run folders and mlflow.db SQLite stores)" + hint,
                  path};
   }
   return files;
