@@ -407,10 +407,11 @@ Result<std::vector<std::string>> list_source_files(const std::string& path) {
     std::string entry = "run-" + run + std::string(DOWNLOAD_TAG) + "*" + ext;
     downloads[(fs::path(f).parent_path() / entry).string()].push_back(f);
   }
-  for (const auto& [entry, group] : downloads) {
+  for (const auto& download : downloads) {
+    const std::vector<std::string>& group = download.second;  // named: clang 14 lambdas cannot capture a binding
     if (group.size() < 2) continue;
     std::erase_if(files, [&](const std::string& f) { return std::find(group.begin(), group.end(), f) != group.end(); });
-    files.push_back(entry);
+    files.push_back(download.first);
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) {
